@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Provision the services that the database suites need, on loopback only:
+#   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, trust auth, user `starforge`.
+# Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STATE="$(pwd)/.services"
+PGPORT="${STARFORGE_PG_PORT:-55432}"
+PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# PostgreSQL refuses to run as root: use the `postgres` account when we are root.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+install_postgres() {
+  if [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ]; then return; fi
+  echo "services: installing PostgreSQL from Debian's packages"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+}
+
+running() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PGPORT" 2>/dev/null; }
+
+up() {
+  mkdir -p "$STATE"
+  install_postgres
+  local bin; bin="$(pg_bin)"
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
+  if ! running; then
+    rm -rf "$PGDATA"; mkdir -p "$PGDATA"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$PGDATA"; fi
+    as_pg "$bin/initdb" -D "$PGDATA" -U starforge --auth=trust -E UTF8 >/dev/null
+    as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDATA -c max_connections=400 -c fsync=off -c synchronous_commit=off" \
+      start >/dev/null
+  fi
+  running || { echo "services: PostgreSQL did not start; see $PGDATA/server.log" >&2; exit 1; }
+  echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
+  echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
+}
+
+down() {
+  local bin; bin="$(pg_bin)"
+  if [ -n "$bin" ] && running; then as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null; fi
+  rm -f "$STATE/env"
+  echo "services: stopped"
+}
+
+status() {
+  if [ -n "$(pg_bin)" ] && running; then echo "postgresql: up on 127.0.0.1:$PGPORT"; else echo "postgresql: down"; fi
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,127 @@
+"""The one output owner of `sf`: data to stdout (human or `--json`), messages to stderr, documented exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
+
+from starforge.contract import Problem
+
+__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "render_problems_text"]
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+_CODES = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "dim": "2", "bold": "1", "cyan": "36"}
+
+
+def colour_enabled(stream: Any) -> bool:
+    """Return True when ANSI colour may be written to `stream` (a TTY, and neither NO_COLOR nor SF_NO_COLOR set)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("SF_NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class UsageError(Exception):
+    """A command was called wrongly (exit 2)."""
+
+
+def _paint(text: str, style: str, enabled: bool) -> str:
+    if not enabled or not style:
+        return text
+    codes = ";".join(_CODES[s] for s in style.split() if s in _CODES)
+    return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def render_problems_text(
+    title: str,
+    problems: Sequence[Problem],
+    warnings: Sequence[Problem] = (),
+    *,
+    colour: bool = False,
+) -> str:
+    """Render a rejection for people: the title, one bullet per problem (field, message, hint), then warnings."""
+    lines: list[str] = []
+    if problems:
+        count = f" ({len(problems)} problems)" if len(problems) > 1 else ""
+        lines.append(_paint(f"✗ {title}{count}", "red bold", colour))
+        for p in problems:
+            lines.append(f"  - {_paint(p.field, 'bold', colour)}: {p.message}")
+            if p.hint:
+                lines.append(_paint(f"      hint: {p.hint}", "dim", colour))
+    for wmsg in warnings:
+        lines.append(_paint(f"  ! {wmsg.field}: {wmsg.message}", "yellow", colour))
+    return "\n".join(lines)
+
+
+class Output:
+    """Write command results and messages; every `sf` command goes through one instance."""
+
+    def __init__(self, *, as_json: bool = False) -> None:
+        self.as_json = as_json
+        self.colour_err = colour_enabled(sys.stderr)
+        self.colour_out = colour_enabled(sys.stdout)
+
+    # data (stdout)
+    def emit(self, data: Any, human: Callable[[Any], str | None] | None = None) -> None:
+        """Print `data` as compact JSON under `--json`, else the human rendering (or JSON when there is none)."""
+        if self.as_json or human is None:
+            sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+            return
+        text = human(data)
+        if text:
+            sys.stdout.write(text.rstrip("\n") + "\n")
+
+    def line(self, text: str = "") -> None:
+        """Print a line of human data to stdout (never under `--json`)."""
+        if not self.as_json:
+            sys.stdout.write(text + "\n")
+
+    def table(self, rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
+        """Return a plain aligned text table (cheap; Rich is kept for richer views)."""
+        data = [[("" if c is None else str(c)) for c in row] for row in rows]
+        widths = [len(h) for h in headers]
+        for row in data:
+            widths = [max(w, len(c)) for w, c in zip(widths, row, strict=False)]
+        head = "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=False)).rstrip()
+        out = [_paint(head, "bold", self.colour_out)]
+        out.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in data)
+        return "\n".join(out)
+
+    # messages (stderr)
+    def info(self, text: str) -> None:
+        """Print an informational message to stderr."""
+        sys.stderr.write(text + "\n")
+
+    def success(self, text: str) -> None:
+        """Print a success line to stderr."""
+        sys.stderr.write(_paint(f"✓ {text}", "green", self.colour_err) + "\n")
+
+    def warn(self, text: str) -> None:
+        """Print a warning to stderr."""
+        sys.stderr.write(_paint(f"warning: {text}", "yellow", self.colour_err) + "\n")
+
+    def hint(self, text: str) -> None:
+        """Print a next-step hint to stderr."""
+        sys.stderr.write(_paint(f"→ {text}", "cyan", self.colour_err) + "\n")
+
+    def problems(self, title: str, problems: Sequence[Problem], warnings: Sequence[Problem] = ()) -> None:
+        """Render a rejection (title, bullets with hints, warnings) to stderr."""
+        text = render_problems_text(title, problems, warnings, colour=self.colour_err)
+        if text:
+            sys.stderr.write(text + "\n")
+
+    def abort(self, message: str, *, hint: str = "", code: int = EXIT_REFUSED) -> NoReturn:
+        """Print `error: message` (and a hint) to stderr and exit with `code`."""
+        if self.as_json:
+            payload = {"ok": False, "error": message, "hint": hint}
+            sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stderr.write(_paint(f"error: {message}", "red", self.colour_err) + "\n")
+        if hint:
+            self.hint(hint)
+        raise SystemExit(code)

@@ -1,0 +1,110 @@
+"""The `sf` root: a small dispatcher that imports a command's module only when that command runs.
+
+`sf --help` and `sf --version` never import Typer, Rich or httpx; a command group is a Typer app in its own
+module, loaded on first use. This keeps the common path fast (see bench/startup.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import sys
+from importlib.util import find_spec
+
+from starforge import __version__
+
+__all__ = ["COMMANDS", "main", "run"]
+
+# name -> (module holding a Typer `app`, one-line summary, section)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("starforge.cli.cmd_init", "Create a lab: starforge.yaml, experiments/, common/, configs/, git", "Lab"),
+    "new": ("starforge.cli.cmd_new", "Create an experiment from a recipe template, with its recipe.lock.json", "Lab"),
+    "validate": ("starforge.cli.cmd_validate", "Check an experiment locally (lock, config, hyperparameters)", "Lab"),
+    "ls": ("starforge.cli.cmd_ls", "List the lab's experiments and their lock states", "Lab"),
+    "methods": ("starforge.cli.cmd_methods", "List the recipe catalog or show one recipe with its parameters", "Lab"),
+    "recipe": ("starforge.cli.cmd_recipe", "Inspect and upgrade recipe locks (status, upgrade)", "Lab"),
+    "spec": ("starforge.cli.cmd_spec", "Check, explain and describe forge/v2 JobSpecs (check, explain, schema)", "Lab"),
+    "login": ("starforge.cli.cmd_login", "Log in to a console (token or device flow); approve a device code", "Account"),
+    "logout": ("starforge.cli.cmd_logout", "Forget the credentials of the current console", "Account"),
+    "whoami": ("starforge.cli.cmd_whoami", "Show the account you are logged in as", "Account"),
+    "status": ("starforge.cli.cmd_status", "Identity, quota and usage, active jobs, cluster capacity, profiles", "Account"),
+    "submit": ("starforge.cli.cmd_submit", "Build the JobSpec and bundle of an experiment and submit it", "Jobs"),
+    "job": ("starforge.cli.cmd_job", "Follow and control jobs (ls, status, logs, metrics, stop, cancel-all)", "Jobs"),
+    "console": ("starforge.cli.cmd_console", "Run and administer a console (up, token, user, corpus)", "Operate"),
+    "mcp": ("starforge.cli.cmd_mcp", "Serve the StarForge MCP tools over stdio for a local agent", "Operate"),
+}
+
+_SECTIONS = ("Lab", "Account", "Jobs", "Operate")
+
+
+def _available() -> dict[str, tuple[str, str, str]]:
+    return {name: entry for name, entry in COMMANDS.items() if find_spec(entry[0]) is not None}
+
+
+def root_help() -> str:
+    """Return the text of `sf --help`."""
+    commands = _available()
+    width = max(len(name) for name in commands)
+    lines = [
+        f"sf {__version__} — StarForge: turn an experiment into a post-training job.",
+        "",
+        "Usage: sf COMMAND [ARGS]...    (sf COMMAND --help for the command's options)",
+        "",
+    ]
+    for section in _SECTIONS:
+        names = [n for n, e in commands.items() if e[2] == section]
+        if not names:
+            continue
+        lines.append(f"{section}:")
+        lines.extend(f"  {name.ljust(width)}  {commands[name][1]}" for name in names)
+        lines.append("")
+    lines.append("Options:")
+    lines.append("  --version  Print the version and exit.")
+    lines.append("  --help     Show this message and exit.")
+    lines.append("")
+    lines.append("Start with `sf init my-lab`; the README walks through the whole path.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch `argv` to its command and return the exit code (0 ok, 1 refused or failed, 2 usage)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(root_help())
+        return 0 if args else 2
+    if args[0] in ("--version", "-V", "version"):
+        print(f"sf {__version__}")
+        return 0
+    name = args[0]
+    entry = COMMANDS.get(name)
+    if entry is None or find_spec(entry[0]) is None:
+        close = difflib.get_close_matches(name, list(_available()), n=1)
+        suggestion = f" Did you mean `sf {close[0]}`?" if close else ""
+        print(f"error: unknown command {name!r}.{suggestion} Run `sf --help` for the list.", file=sys.stderr)
+        return 2
+    module = importlib.import_module(entry[0])
+    app = module.app
+    try:
+        app(args=args[1:], prog_name=f"sf {name}", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point for `sf`."""
+    if os.environ.get("SF_PROFILE_IMPORTS"):
+        import time
+
+        start = time.perf_counter()
+        code = main()
+        print(f"[sf] {time.perf_counter() - start:.3f}s", file=sys.stderr)
+        sys.exit(code)
+    sys.exit(main())

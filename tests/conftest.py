@@ -1,0 +1,59 @@
+"""Shared test fixtures: conformance cases, service discovery (loud skips; CI requires every service)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CONFORMANCE = REPO / "tests" / "conformance" / "jobspec-cases.jsonl"
+SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance" / "jobspec-cases.jsonl"
+
+_skipped_services: dict[str, str] = {}
+
+
+def load_cases(*layers: str) -> list[dict[str, Any]]:
+    """Return the shared conformance cases of the given layers (all when none is given)."""
+    cases = [json.loads(line) for line in CONFORMANCE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [c for c in cases if not layers or c["layer"] in layers]
+
+
+def _service_env() -> dict[str, str]:
+    values: dict[str, str] = {}
+    env_file = REPO / ".services" / "env"
+    if env_file.is_file():
+        for line in env_file.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip():
+                values[key.strip()] = value.strip()
+    return values
+
+
+def require_service(name: str, variable: str, how: str) -> str:
+    """Return the service address from the environment or .services/env; skip loudly, or fail under CI."""
+    value = os.environ.get(variable) or _service_env().get(variable, "")
+    if value:
+        return value
+    message = f"{name} is not available ({variable} unset): {how}"
+    if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
+    _skipped_services[name] = how
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> str:
+    """The URL of a PostgreSQL server's maintenance database (provisioned by scripts/services.sh)."""
+    return require_service("PostgreSQL", "STARFORGE_TEST_POSTGRES_URL", "run `scripts/services.sh up` (or make services)")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _skipped_services:
+        terminalreporter.write_sep("!", "SUITES SKIPPED FOR MISSING SERVICES", red=True, bold=True)
+        for name, how in _skipped_services.items():
+            terminalreporter.write_line(f"  {name}: {how}", red=True, bold=True)
+        terminalreporter.write_line("  CI (.ci/run) provisions every service and skips none.", red=True)
