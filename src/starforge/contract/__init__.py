@@ -39,6 +39,7 @@ from ._model import (
 )
 from ._parse import JobSpecError, Parsed, parse, parse_or_raise
 from ._problems import CODES, Problem, render_problems
+from ._profiles import Placement, ProfileEntry, resolve_profiles
 from ._schema import schema
 
 __all__ = [
@@ -61,9 +62,11 @@ __all__ = [
     "Model",
     "Parsed",
     "Peft",
+    "Placement",
     "Plugin",
     "Pool",
     "Problem",
+    "ProfileEntry",
     "Provenance",
     "Quality",
     "RecipeRef",
@@ -85,6 +88,7 @@ __all__ = [
     "parse_or_raise",
     "parse_versioned_ref",
     "render_problems",
+    "resolve_profiles",
     "schema",
     "spec_to_env",
 ]

@@ -133,6 +133,8 @@ CODES: dict[str, str] = {
     "bundle_unsafe": "the bundle holds a path, link or file the console refuses",
     "bundle_too_large": "the bundle exceeds a size, count or expansion limit",
     "meta_invalid": "X-Forge-Meta is missing or malformed",
+    "invalid_profile": "a --profile expression is malformed or names an unknown profile",
+    "invalid_json": "the document is not valid JSON",
     # warnings
     "unknown_field": "(warning) an unknown key was ignored",
     "duplicate_key": "(warning) a JSON object repeated a key; the last value won",
