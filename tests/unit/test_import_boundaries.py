@@ -13,8 +13,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "starforge"
 # package -> the starforge packages it may import
 ALLOWED = {
     "contract": {"starforge.contract"},
-    "bundle": {"starforge.bundle"},
-    "runner": {"starforge.runner", "starforge.contract"},
+    "bundle": {"starforge.bundle", "starforge.contract"},
+    "runner": {"starforge.runner", "starforge.contract", "starforge.bundle"},
 }
 
 

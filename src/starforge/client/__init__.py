@@ -1,0 +1,78 @@
+"""The typed HTTP client of a StarForge console: the SDK behind `sf`, for tool writers too.
+
+    from starforge.client import Console
+    with Console.from_home() as console:          # the server and token of `sf login`
+        print(console.whoami().username)
+"""
+
+from ._auth import login_with_token, logout, refresh
+from ._config import Credentials, ForgeHome, Timeouts, normalise_server
+from ._console import Console
+from ._device import device_param, poll_device_login, start_device_login
+from ._errors import (
+    AmbiguousJob,
+    AuthError,
+    ConfigError,
+    ConsoleError,
+    Forbidden,
+    NotFound,
+    NotLoggedIn,
+    Rejected,
+    Unavailable,
+)
+from ._jobs import SUCCEEDED, TERMINAL, Job
+from ._meta import bare_profile, build_meta, encode_meta
+from ._models import (
+    AdmissionVerdict,
+    ClusterStatus,
+    DeviceCode,
+    MetricPoint,
+    Metrics,
+    ServerVersion,
+    StopResult,
+    SubmitResult,
+    Usage,
+    User,
+)
+from ._sse import LogEvent, SSEParser
+
+__all__ = [
+    "SUCCEEDED",
+    "TERMINAL",
+    "AdmissionVerdict",
+    "AmbiguousJob",
+    "AuthError",
+    "ClusterStatus",
+    "ConfigError",
+    "Console",
+    "ConsoleError",
+    "Credentials",
+    "DeviceCode",
+    "Forbidden",
+    "ForgeHome",
+    "Job",
+    "LogEvent",
+    "MetricPoint",
+    "Metrics",
+    "NotFound",
+    "NotLoggedIn",
+    "Rejected",
+    "SSEParser",
+    "ServerVersion",
+    "StopResult",
+    "SubmitResult",
+    "Timeouts",
+    "Unavailable",
+    "Usage",
+    "User",
+    "bare_profile",
+    "build_meta",
+    "device_param",
+    "encode_meta",
+    "login_with_token",
+    "logout",
+    "normalise_server",
+    "poll_device_login",
+    "refresh",
+    "start_device_login",
+]

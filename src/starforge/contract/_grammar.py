@@ -18,6 +18,11 @@ __all__ = [
     "check_safe_segment",
     "is_pep440",
     "is_safe_segment",
+    "match_digest",
+    "match_exp_path",
+    "match_ref",
+    "match_segment",
+    "match_two_part",
     "parse_init_from",
     "parse_versioned_ref",
 ]
@@ -45,6 +50,14 @@ _PEP440 = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
+
+# The fast paths as bound matchers, for hot loops: each `check_*` below reports nothing for a value its matcher
+# accepts, so `if match_x(v) is None: problems.extend(check_x(v, ...))` is exactly `problems.extend(check_x(v, ...))`.
+match_segment = _SEGMENT.fullmatch
+match_two_part = _TWO_PART_FAST.fullmatch  # recipe ids and plugin ids
+match_exp_path = _EXP_FAST.fullmatch
+match_digest = _DIGEST.fullmatch
+match_ref = _REF_FAST.fullmatch  # groups: owner, name, version (None when there is no `@`)
 
 SEGMENT_HINT = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._grammar import check_project, check_safe_segment, is_pep440
+from ._grammar import check_project, check_safe_segment, is_pep440, match_segment
 from ._model import API_VERSION, KIND_TRAINING, JobSpec, Metadata, Provenance, Spec
 from ._parse_spec import (
     read_data,
@@ -120,19 +120,19 @@ def _read_metadata(w: Walk, value: Any) -> Metadata | None:
             clean_labels[key] = label
         else:
             w.bad(f"metadata.labels.{key}", "not_a_string", f"a label value must be a string, got {type_name(label)}")
-    name = w.string(obj, "name", "metadata.name", required=True)
+    name = w.required(obj, "metadata", "name")
     if name is not None:
         if len(name) > _MAX_NAME:
             w.bad("metadata.name", "name_too_long", f"must be at most {_MAX_NAME} characters, got {len(name)}")
-        else:
+        elif match_segment(name) is None:
             w.problems.extend(check_safe_segment(name, "metadata.name"))
-    project = w.string(obj, "project", "metadata.project")
+    project = w.string(obj, "metadata", "project")
     if project:
         w.problems.extend(check_project(project, "metadata.project"))
     owner = obj.get("owner")
     if owner is not None and not isinstance(owner, str):
         w.warn("metadata.owner", "owner_ignored", "metadata.owner is set by the console; a non-string value was ignored")
-    display_name = w.string(obj, "display_name", "metadata.display_name")
+    display_name = w.string(obj, "metadata", "display_name")
     if len(w.problems) != before or labels is None:
         return None
     return Metadata(
@@ -148,18 +148,15 @@ def _read_spec(w: Walk, value: Any) -> Spec | None:
         w.bad("spec", "empty_object", "must not be empty", _ROOT_HINTS["spec"])
         return None
     before = len(w.problems)
-    present = {}
-    for key in ("recipe", "source", "framework"):
-        part = obj.get(key)
-        present[key] = part is not None and part != {}
-        if not present[key]:
-            w.bad(f"spec.{key}", "missing_field", "is required", _ROOT_HINTS["spec"])
+    recipe_part = _required_part(w, obj, "recipe")
+    source_part = _required_part(w, obj, "source")
+    framework_part = _required_part(w, obj, "framework")
     if "resources" not in obj:
         w.bad("spec.resources", "missing_field", "is required", "pass --profile <name>[:gpus]")
     plugins = read_plugins(w, obj.get("plugins"))
-    recipe = read_recipe(w, obj["recipe"]) if present["recipe"] else None
-    source = read_source(w, obj["source"]) if present["source"] else None
-    framework = read_framework(w, obj["framework"]) if present["framework"] else None
+    recipe = None if recipe_part is None else read_recipe(w, recipe_part)
+    source = None if source_part is None else read_source(w, source_part)
+    framework = None if framework_part is None else read_framework(w, framework_part)
     model = read_model(w, obj.get("model"))
     data = read_data(w, obj.get("data"))
     resources = read_resources(w, obj["resources"]) if "resources" in obj else None
@@ -173,12 +170,21 @@ def _read_spec(w: Walk, value: Any) -> Spec | None:
     return Spec(recipe, source, framework, resources, model, data, hyperparams, lifecycle, evaluation, plugins)
 
 
+def _required_part(w: Walk, obj: dict[str, Any], key: str) -> Any:
+    """Return `spec.<key>` when it is present and not `{}`; None after reporting it missing."""
+    part = obj.get(key)
+    if part is not None and part != {}:
+        return part
+    w.bad(f"spec.{key}", "missing_field", "is required", _ROOT_HINTS["spec"])
+    return None
+
+
 def _read_provenance(w: Walk, value: Any) -> Provenance | None:
     obj = w.obj(value, "provenance", _PROVENANCE_KEYS)
     if obj is None:
         return None
     before = len(w.problems)
-    core = w.string(obj, "core_version", "provenance.core_version", required=True)
+    core = w.required(obj, "provenance", "core_version")
     if core and not is_pep440(core):
         w.bad(
             "provenance.core_version",
@@ -186,7 +192,7 @@ def _read_provenance(w: Walk, value: Any) -> Provenance | None:
             f"{core!r} is not a valid version",
             "core_version is the sf client's own version, e.g. 0.4.0",
         )
-    commit = w.string(obj, "git_commit", "provenance.git_commit")
+    commit = w.string(obj, "provenance", "git_commit")
     if commit and not _GIT_COMMIT.fullmatch(commit):
         w.bad(
             "provenance.git_commit",
@@ -202,7 +208,7 @@ def _read_provenance(w: Walk, value: Any) -> Provenance | None:
             f"must be a JSON boolean, got {type_name(dirty)}",
             'write true or false without quotes ("false" is a string)',
         )
-    config_sha = w.string(obj, "config_sha", "provenance.config_sha")
+    config_sha = w.string(obj, "provenance", "config_sha")
     if config_sha and not _CONFIG_SHA.fullmatch(config_sha):
         w.bad(
             "provenance.config_sha",
@@ -210,7 +216,7 @@ def _read_provenance(w: Walk, value: Any) -> Provenance | None:
             f"{config_sha!r} must be 12 lowercase hex characters or 'none'",
             "`sf submit` fills it from the experiment's config.yaml",
         )
-    model_name = w.string(obj, "model_name", "provenance.model_name")
+    model_name = w.string(obj, "provenance", "model_name")
     if len(w.problems) != before:
         return None
     return Provenance(core or "", commit or "", bool(dirty), config_sha or "", model_name or "")

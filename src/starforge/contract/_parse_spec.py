@@ -11,7 +11,11 @@ from ._grammar import (
     check_plugin_id,
     check_recipe_id,
     check_safe_segment,
-    is_safe_segment,
+    match_digest,
+    match_exp_path,
+    match_ref,
+    match_segment,
+    match_two_part,
     parse_init_from,
     parse_versioned_ref,
 )
@@ -79,25 +83,11 @@ def read_plugins(w: Walk, value: Any) -> tuple[Plugin, ...] | None:
             w.bad(field, "missing_field", "a plugin needs id, version and digest")
             ok = False
             continue
-        before = len(w.problems)
-        pid = w.string(obj, "id", f"{field}.id", required=True)
-        if pid is not None:
-            w.problems.extend(check_plugin_id(pid, f"{field}.id"))
-        version = w.string(obj, "version", f"{field}.version", required=True)
-        if version is not None and not is_safe_segment(version):
-            w.bad(
-                f"{field}.version",
-                "invalid_plugin_version",
-                f"plugin version {version!r} is not valid",
-                "use the version published by `sf plugin install`, e.g. 1.2.0",
-            )
-        digest = w.string(obj, "digest", f"{field}.digest", required=True)
-        if digest is not None:
-            w.problems.extend(check_digest(digest, f"{field}.digest"))
-        if len(w.problems) != before:
+        plugin = _read_plugin(w, obj, field)
+        if plugin is None:
             ok = False
-            continue
-        plugins.append(Plugin(pid or "", version or "", digest or ""))
+        else:
+            plugins.append(plugin)
     if not ok:
         return None
     seen: set[str] = set()
@@ -127,14 +117,35 @@ def read_plugins(w: Walk, value: Any) -> tuple[Plugin, ...] | None:
     return tuple(plugins)
 
 
+def _read_plugin(w: Walk, obj: dict[str, Any], field: str) -> Plugin | None:
+    before = len(w.problems)
+    pid = w.required(obj, field, "id")
+    if pid is not None and match_two_part(pid) is None:
+        w.problems.extend(check_plugin_id(pid, f"{field}.id"))
+    version = w.required(obj, field, "version")
+    if version is not None and match_segment(version) is None:
+        w.bad(
+            f"{field}.version",
+            "invalid_plugin_version",
+            f"plugin version {version!r} is not valid",
+            "use the version published by `sf plugin install`, e.g. 1.2.0",
+        )
+    digest = w.required(obj, field, "digest")
+    if digest is not None and match_digest(digest) is None:
+        w.problems.extend(check_digest(digest, f"{field}.digest"))
+    if len(w.problems) != before:
+        return None
+    return Plugin(pid or "", version or "", digest or "")
+
+
 def read_recipe(w: Walk, value: Any) -> RecipeRef | None:
     """Read `spec.recipe`: name, built-in patch names, version, digest."""
     obj = w.obj(value, "spec.recipe", _RECIPE_KEYS)
     if obj is None:
         return None
     before = len(w.problems)
-    name = w.string(obj, "name", "spec.recipe.name", required=True)
-    if name is not None:
+    name = w.required(obj, "spec.recipe", "name")
+    if name is not None and match_two_part(name) is None:
         w.problems.extend(check_recipe_id(name, "spec.recipe.name"))
     patches: list[str] = []
     items = w.list_of(obj.get("plugins"), "spec.recipe.plugins")
@@ -143,11 +154,12 @@ def read_recipe(w: Walk, value: Any) -> RecipeRef | None:
             w.bad("spec.recipe.plugins[]", "not_a_string", f"must be a string, got {type_name(item)}")
             continue
         item = item.strip()
-        w.problems.extend(check_safe_segment(item, "spec.recipe.plugins[]", "patch name"))
+        if match_segment(item) is None:
+            w.problems.extend(check_safe_segment(item, "spec.recipe.plugins[]", "patch name"))
         patches.append(item)
-    version = w.string(obj, "version", "spec.recipe.version", required=True)
-    digest = w.string(obj, "digest", "spec.recipe.digest", required=True)
-    if digest is not None:
+    version = w.required(obj, "spec.recipe", "version")
+    digest = w.required(obj, "spec.recipe", "digest")
+    if digest is not None and match_digest(digest) is None:
         w.problems.extend(check_digest(digest, "spec.recipe.digest"))
     if len(w.problems) != before:
         return None
@@ -168,8 +180,8 @@ def read_source(w: Walk, value: Any) -> Source | None:
             "must be empty: the entrypoint belongs to the recipe",
             "to run your own command, use the custom/custom recipe",
         )
-    exp = w.string(obj, "exp", "spec.source.exp", required=True)
-    if exp is not None:
+    exp = w.required(obj, "spec.source", "exp")
+    if exp is not None and match_exp_path(exp) is None:
         w.problems.extend(check_exp_path(exp, "spec.source.exp"))
     if len(w.problems) != before:
         return None
@@ -182,15 +194,15 @@ def read_framework(w: Walk, value: Any) -> Framework | None:
     if obj is None:
         return None
     before = len(w.problems)
-    kind = w.string(obj, "kind", "spec.framework.kind", required=True)
-    if kind is not None:
+    kind = w.required(obj, "spec.framework", "kind")
+    if kind is not None and match_segment(kind) is None:
         w.problems.extend(check_safe_segment(kind, "spec.framework.kind", "framework"))
-    version = w.string(obj, "version", "spec.framework.version", required=True)
-    runtime_id = w.string(obj, "runtime_id", "spec.framework.runtime_id")
-    if runtime_id:
+    version = w.required(obj, "spec.framework", "version")
+    runtime_id = w.string(obj, "spec.framework", "runtime_id")
+    if runtime_id and match_segment(runtime_id) is None:
         w.problems.extend(check_safe_segment(runtime_id, "spec.framework.runtime_id", "runtime id"))
-    image = w.string(obj, "image", "spec.framework.image")
-    url = w.string(obj, "observability_url", "spec.framework.observability_url")
+    image = w.string(obj, "spec.framework", "image")
+    url = w.string(obj, "spec.framework", "observability_url")
     if len(w.problems) != before:
         return None
     return Framework(kind or "", version or "", runtime_id or "", image or "", url or "")
@@ -202,8 +214,8 @@ def read_model(w: Walk, value: Any) -> Model | None:
     if obj is None:
         return None
     before = len(w.problems)
-    init_from_text = w.string(obj, "init_from", "spec.model.init_from")
-    base = w.string(obj, "base", "spec.model.base")
+    init_from_text = w.string(obj, "spec.model", "init_from")
+    base = w.string(obj, "spec.model", "base")
     peft = _read_peft(w, obj.get("peft"))
     init_from: ArtifactRef | None = None
     if init_from_text:
@@ -218,14 +230,14 @@ def _read_peft(w: Walk, value: Any) -> Peft | None:
     obj = w.obj(value, "spec.model.peft", _PEFT_KEYS)
     if not obj:
         return None
-    kind = w.string(obj, "kind", "spec.model.peft.kind")
-    dims: dict[str, int | None] = {}
-    for key in ("dim", "alpha"):
-        raw = obj.get(key)
-        dims[key] = None if raw is None else w.positive_int(raw, f"spec.model.peft.{key}")
-    if not kind and dims["dim"] is None and dims["alpha"] is None:
+    kind = w.string(obj, "spec.model.peft", "kind")
+    raw = obj.get("dim")
+    dim = None if raw is None else w.positive_int(raw, "spec.model.peft", "dim")
+    raw = obj.get("alpha")
+    alpha = None if raw is None else w.positive_int(raw, "spec.model.peft", "alpha")
+    if not kind and dim is None and alpha is None:
         return None
-    return Peft(kind or "", dims["dim"], dims["alpha"])
+    return Peft(kind or "", dim, alpha)
 
 
 def read_data(w: Walk, value: Any) -> Data | None:
@@ -234,10 +246,10 @@ def read_data(w: Walk, value: Any) -> Data | None:
     if obj is None:
         return None
     before = len(w.problems)
-    corpus = _read_reference(w, obj, "corpus", "spec.data.corpus")
+    corpus = _read_reference(w, obj, "spec.data", "corpus")
     volumes = _read_volumes(w, obj.get("volumes"))
-    output = _read_reference(w, obj, "output_dataset", "spec.data.output_dataset", version_required=True)
-    environment = _read_reference(w, obj, "environment", "spec.data.environment")
+    output = _read_reference(w, obj, "spec.data", "output_dataset", version_required=True)
+    environment = _read_reference(w, obj, "spec.data", "environment")
     train = _read_split(w, obj.get("train"), "spec.data.train")
     validation = _read_split(w, obj.get("validation"), "spec.data.validation")
     quality = _read_quality(w, obj.get("quality"))
@@ -246,13 +258,15 @@ def read_data(w: Walk, value: Any) -> Data | None:
     return Data(train, validation, corpus, volumes, output, environment, quality)
 
 
-def _read_reference(
-    w: Walk, obj: dict[str, Any], key: str, field: str, *, version_required: bool = False
-) -> str:
-    text = w.string(obj, key, field)
+def _read_reference(w: Walk, obj: dict[str, Any], parent: str, key: str, *, version_required: bool = False) -> str:
+    """Return the normalised reference at `parent.key` (`""` when unset or after reporting a problem)."""
+    text = w.string(obj, parent, key)
     if not text:
         return ""
-    ref, problems = parse_versioned_ref(text, field, version_required=version_required)
+    fast = match_ref(text)
+    if fast is not None and (fast[3] is not None or not version_required):
+        return text  # a well-formed reference is its own normal form
+    ref, problems = parse_versioned_ref(text, f"{parent}.{key}", version_required=version_required)
     w.problems.extend(problems)
     return str(ref) if ref else ""
 
@@ -264,8 +278,8 @@ def _read_volumes(w: Walk, value: Any) -> tuple[str, ...]:
     volumes: list[str] = []
     owners_by_name: dict[str, str] = {}
     ok = True
+    field = "spec.data.volumes[]"
     for item in items:
-        field = "spec.data.volumes[]"
         if not isinstance(item, str):
             w.bad(field, "not_a_string", f"must be a string, got {type_name(item)}")
             ok = False
@@ -275,17 +289,22 @@ def _read_volumes(w: Walk, value: Any) -> tuple[str, ...]:
             w.bad(field, "volume_has_version", f"volume {text!r} cannot carry a version", "drop the @<version>")
             ok = False
             continue
-        ref, problems = parse_versioned_ref(text, field)
-        if ref is None:
-            for p in problems:
-                w.bad(field, p.code, p.message, p.hint)
-            ok = False
+        fast = match_ref(text)
+        if fast is not None:
+            ident, owner, name = text, fast[1], fast[2]
+        else:
+            ref, problems = parse_versioned_ref(text, field)
+            if ref is None:
+                for p in problems:
+                    w.bad(field, p.code, p.message, p.hint)
+                ok = False
+                continue
+            ident, owner, name = ref.id, ref.owner, ref.name
+        if ident in volumes:
+            w.warn(field, "duplicate_volume", f"volume {ident} is listed twice; the repeat was dropped")
             continue
-        if ref.id in volumes:
-            w.warn(field, "duplicate_volume", f"volume {ref.id} is listed twice; the repeat was dropped")
-            continue
-        volumes.append(ref.id)
-        owners_by_name.setdefault(ref.name, ref.owner)
+        volumes.append(ident)
+        owners_by_name.setdefault(name, owner)
     if ok:
         for vol in volumes:
             owner, name = vol.split("/")
@@ -304,10 +323,10 @@ def _read_split(w: Walk, value: Any, field: str) -> DataSplit | None:
     obj = w.obj(value, field, _SPLIT_KEYS)
     if not obj:
         return None
-    dataset = _read_reference(w, obj, "dataset", f"{field}.dataset")
-    split = w.string(obj, "split", f"{field}.split")
-    path = w.string(obj, "path", f"{field}.path")
-    if dataset and path and (path.startswith("/") or ".." in path.replace("\\", "/").split("/")):
+    dataset = _read_reference(w, obj, field, "dataset")
+    split = w.string(obj, field, "split")
+    path = w.string(obj, field, "path")
+    if dataset and path and (path.startswith("/") or (".." in path and ".." in path.replace("\\", "/").split("/"))):
         w.bad(
             f"{field}.path",
             "path_not_relative",
@@ -323,24 +342,28 @@ def _read_quality(w: Walk, value: Any) -> Quality | None:
     obj = w.obj(value, "spec.data.quality", _QUALITY_KEYS)
     if not obj:
         return None
-    overlap_with = _read_reference(w, obj, "overlap_with", "spec.data.quality.overlap_with")
-    ratios: dict[str, float | None] = {}
-    for key in ("max_duplicate_ratio", "max_overlap_ratio"):
-        raw = obj.get(key)
-        ratios[key] = None if raw is None else w.finite_number(raw, f"spec.data.quality.{key}")
-    for key, ratio in ratios.items():
-        if ratio is not None and not 0 <= ratio <= 1:
-            w.bad(f"spec.data.quality.{key}", "out_of_range", f"must be within [0, 1], got {ratio}")
-    if ratios["max_overlap_ratio"] is not None and not overlap_with:
+    overlap_with = _read_reference(w, obj, "spec.data.quality", "overlap_with")
+    raw = obj.get("max_duplicate_ratio")
+    duplicate = None if raw is None else w.finite_number(raw, "spec.data.quality", "max_duplicate_ratio")
+    raw = obj.get("max_overlap_ratio")
+    overlap = None if raw is None else w.finite_number(raw, "spec.data.quality", "max_overlap_ratio")
+    _check_ratio(w, "max_duplicate_ratio", duplicate)
+    _check_ratio(w, "max_overlap_ratio", overlap)
+    if overlap is not None and not overlap_with:
         w.bad(
             "spec.data.quality.overlap_with",
             "overlap_ratio_without_target",
             "max_overlap_ratio needs overlap_with (the dataset to compare against)",
             "set overlap_with to <owner>/<name>[@version] or drop max_overlap_ratio",
         )
-    if not overlap_with and ratios["max_duplicate_ratio"] is None and ratios["max_overlap_ratio"] is None:
+    if not overlap_with and duplicate is None and overlap is None:
         return None
-    return Quality(ratios["max_duplicate_ratio"], overlap_with, ratios["max_overlap_ratio"])
+    return Quality(duplicate, overlap_with, overlap)
+
+
+def _check_ratio(w: Walk, key: str, ratio: float | None) -> None:
+    if ratio is not None and not 0 <= ratio <= 1:
+        w.bad(f"spec.data.quality.{key}", "out_of_range", f"must be within [0, 1], got {ratio}")
 
 
 def read_resources(w: Walk, value: Any) -> Resources | None:
@@ -383,23 +406,11 @@ def _read_pools(w: Walk, value: Any) -> tuple[Pool, ...] | None:
     for i, item in enumerate(items):
         field = f"spec.resources.pools[{i}]"
         obj = w.obj(item, field, _POOL_KEYS)
-        if obj is None:
+        pool = None if obj is None else _read_pool(w, obj, field)
+        if pool is None:
             ok = False
-            continue
-        before = len(w.problems)
-        name = w.string(obj, "name", f"{field}.name", required=True)
-        if name is not None:
-            w.problems.extend(check_safe_segment(name, f"{field}.name", "pool name"))
-        series = w.string(obj, "series", f"{field}.series")
-        counts = [1, 1]
-        for j, key in enumerate(("nodes", "gpus_per_node")):
-            if key in obj:
-                count = w.positive_int(obj[key], f"{field}.{key}")
-                counts[j] = count or 0
-        if len(w.problems) != before:
-            ok = False
-            continue
-        pools.append(Pool(name or "", counts[0], counts[1], series or ""))
+        else:
+            pools.append(pool)
     if not ok:
         return None
     if not pools:
@@ -417,6 +428,20 @@ def _read_pools(w: Walk, value: Any) -> tuple[Pool, ...] | None:
             return None
         seen.add(pool.name)
     return tuple(pools)
+
+
+def _read_pool(w: Walk, obj: dict[str, Any], field: str) -> Pool | None:
+    """Read one pool; `nodes` and `gpus_per_node` default to 1 only when absent (null is refused)."""
+    before = len(w.problems)
+    name = w.required(obj, field, "name")
+    if name is not None and match_segment(name) is None:
+        w.problems.extend(check_safe_segment(name, f"{field}.name", "pool name"))
+    series = w.string(obj, field, "series")
+    nodes = w.positive_int(obj["nodes"], field, "nodes") if "nodes" in obj else 1
+    gpus_per_node = w.positive_int(obj["gpus_per_node"], field, "gpus_per_node") if "gpus_per_node" in obj else 1
+    if len(w.problems) != before:
+        return None
+    return Pool(name or "", nodes or 0, gpus_per_node or 0, series or "")
 
 
 def read_hyperparams(w: Walk, value: Any) -> dict[str, Any] | None:
@@ -445,7 +470,8 @@ def read_lifecycle(w: Walk, value: Any) -> Lifecycle | None:
             continue
         item = item.strip()
         if item:
-            w.problems.extend(check_safe_segment(item, "spec.lifecycle.on_success[]", "action"))
+            if match_segment(item) is None:
+                w.problems.extend(check_safe_segment(item, "spec.lifecycle.on_success[]", "action"))
             actions.append(item)
     if len(w.problems) != before:
         return None
@@ -481,10 +507,10 @@ def read_evaluation(w: Walk, value: Any) -> Evaluation | None:
     limit = 0
     raw_limit = obj.get("limit")
     if raw_limit is not None and raw_limit != 0 or isinstance(raw_limit, bool):
-        checked = w.positive_int(raw_limit, "spec.evaluation.limit")
+        checked = w.positive_int(raw_limit, "spec.evaluation", "limit")
         limit = checked or 0
-    runner = w.string(obj, "runner", "spec.evaluation.runner")
-    baseline = w.string(obj, "baseline", "spec.evaluation.baseline")
+    runner = w.string(obj, "spec.evaluation", "runner")
+    baseline = w.string(obj, "spec.evaluation", "baseline")
     if len(w.problems) != before:
         return None
     return Evaluation(tuple(suites or ()), runner or "", baseline or "", limit, tuple(gates or ()))
@@ -502,7 +528,7 @@ def _read_suites(w: Walk, value: Any) -> list[str] | None:
         item = item.strip()
         if not item or item in suites:
             continue
-        if not is_safe_segment(item):
+        if match_segment(item) is None:
             w.problems.extend(check_safe_segment(item, "spec.evaluation.suites[]", "suite"))
             continue
         suites.append(item)
@@ -518,33 +544,38 @@ def _read_gates(w: Walk, value: Any) -> list[Gate] | None:
     for i, item in enumerate(items):
         field = f"spec.evaluation.gates[{i}]"
         obj = w.obj(item, field, _GATE_KEYS)
-        if obj is None:
+        gate = None if obj is None else _read_gate(w, obj, field)
+        if gate is None:
             ok = False
-            continue
-        before = len(w.problems)
-        metric = w.string(obj, "metric", f"{field}.metric", required=True)
-        if metric is not None and "/" not in metric:
-            w.bad(
-                f"{field}.metric",
-                "gate_metric_invalid",
-                f"metric {metric!r} must be <benchmark>/<metric key>",
-                "e.g. gsm8k/exact_match",
-            )
-        bounds: dict[str, float | None] = {}
-        for key in ("min", "max", "max_regression"):
-            raw = obj.get(key)
-            bounds[key] = None if raw is None else w.finite_number(raw, f"{field}.{key}")
-        if len(w.problems) == before:
-            if all(b is None for b in bounds.values()):
-                w.bad(field, "gate_without_bound", "a gate needs at least one of min, max, max_regression")
-            regression = bounds["max_regression"]
-            if regression is not None and regression < 0:
-                w.bad(f"{field}.max_regression", "out_of_range", f"must be >= 0, got {regression}")
-            low, high = bounds["min"], bounds["max"]
-            if low is not None and high is not None and low > high:
-                w.bad(f"{field}.max", "min_greater_than_max", f"max {high} is below min {low}")
-        if len(w.problems) != before:
-            ok = False
-            continue
-        gates.append(Gate(metric or "", bounds["min"], bounds["max"], bounds["max_regression"]))
+        else:
+            gates.append(gate)
     return gates if ok else None
+
+
+def _read_gate(w: Walk, obj: dict[str, Any], field: str) -> Gate | None:
+    """Read one gate: metric, the finite bounds, then the relations between the bounds."""
+    before = len(w.problems)
+    metric = w.required(obj, field, "metric")
+    if metric is not None and "/" not in metric:
+        w.bad(
+            f"{field}.metric",
+            "gate_metric_invalid",
+            f"metric {metric!r} must be <benchmark>/<metric key>",
+            "e.g. gsm8k/exact_match",
+        )
+    raw = obj.get("min")
+    low = None if raw is None else w.finite_number(raw, field, "min")
+    raw = obj.get("max")
+    high = None if raw is None else w.finite_number(raw, field, "max")
+    raw = obj.get("max_regression")
+    regression = None if raw is None else w.finite_number(raw, field, "max_regression")
+    if len(w.problems) == before:
+        if low is None and high is None and regression is None:
+            w.bad(field, "gate_without_bound", "a gate needs at least one of min, max, max_regression")
+        if regression is not None and regression < 0:
+            w.bad(f"{field}.max_regression", "out_of_range", f"must be >= 0, got {regression}")
+        if low is not None and high is not None and low > high:
+            w.bad(f"{field}.max", "min_greater_than_max", f"max {high} is below min {low}")
+    if len(w.problems) != before:
+        return None
+    return Gate(metric or "", low, high, regression)

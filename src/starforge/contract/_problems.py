@@ -118,6 +118,12 @@ CODES: dict[str, str] = {
     "role_unknown": "a role is not declared by the recipe",
     "role_unmapped": "with several pools every recipe role must be mapped",
     "pool_idle": "a pool hosts no recipe role",
+    "pool_topology_unsupported": "the recipe's adapter cannot run this pool layout (one-world launcher, verl teacher)",
+    # recipes: client-side handshake H1-H3, --set typing, gate warnings
+    "catalog_unsupported": "the console's catalog envelope or contract versions are not ones this client reads",
+    "catalog_digest_mismatch": "the console's catalog_digest does not match its recipe list",
+    "invalid_set": "a --set item is not key=value",
+    "runtime_deprecated": "(warning) the runtime variant is deprecated and may be removed after its sunset",
     # policy (console)
     "image_not_allowed": "the image registry host is not on the deployment allowlist",
     "artifact_unknown": "init_from names an artifact that does not exist or is not readable",
@@ -135,6 +141,8 @@ CODES: dict[str, str] = {
     "meta_invalid": "X-Forge-Meta is missing or malformed",
     "invalid_profile": "a --profile expression is malformed or names an unknown profile",
     "invalid_json": "the document is not valid JSON",
+    "invalid_role": "a role is not admin, operator or viewer",
+    "invalid_request": "a request body or parameter has the wrong shape",
     # warnings
     "unknown_field": "(warning) an unknown key was ignored",
     "duplicate_key": "(warning) a JSON object repeated a key; the last value won",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+from math import isfinite
 from typing import Any
 
 from ._problems import Problem
@@ -11,6 +11,18 @@ __all__ = ["ANY_KEYS", "MISSING", "Walk", "type_name"]
 
 
 _FLAT = (str, int, bool, float, type(None))
+
+
+def _flat_and_finite(obj: dict[str, Any]) -> bool:
+    """Return True when every value is a JSON scalar and no float is NaN or infinite."""
+    for value in obj.values():
+        kind = type(value)
+        if kind is float:
+            if not isfinite(value):
+                return False
+        elif kind not in _FLAT:
+            return False
+    return True
 
 
 class _Missing:
@@ -70,7 +82,7 @@ class Walk:
 
     def obj(self, value: Any, field: str, known: frozenset[str]) -> dict[str, Any] | None:
         """Return `value` as an object (`null` and absent become `{}`), warning on unknown and repeated keys."""
-        if type(value) is dict and known.issuperset(value):
+        if type(value) is dict and (known is ANY_KEYS or known.issuperset(value)):
             return value
         if value is None or value is MISSING:
             return {}
@@ -88,51 +100,61 @@ class Walk:
                     self.warn(prefix + (key or '""'), "unknown_field", "unknown field, ignored")
         return value
 
-    def string(self, container: dict[str, Any], key: str, field: str, *, required: bool = False) -> str | None:
+    # The readers below take the field path as `parent` and `key`: the dotted path is only built for a problem.
+
+    def string(self, container: dict[str, Any], parent: str, key: str) -> str | None:
         """Return the trimmed string at `key` (`""` when absent or null); None after reporting a problem."""
         value = container.get(key)
-        if type(value) is str:
-            value = value.strip()
-            if value or not required:
-                return value
-            self.bad(field, "missing_field", "is required and must not be blank")
-            return None
+        if isinstance(value, str):
+            return value.strip()
         if value is None:
-            if required:
-                self.bad(field, "missing_field", "is required")
-                return None
             return ""
-        if not isinstance(value, str):
-            self.bad(field, "not_a_string", f"must be a string, got {_type_name(value)}")
-            return None
-        value = value.strip()
-        if required and not value:
-            self.bad(field, "missing_field", "is required and must not be blank")
-            return None
-        return value
+        self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {_type_name(value)}")
+        return None
 
-    def positive_int(self, value: Any, field: str) -> int | None:
+    def required(self, container: dict[str, Any], parent: str, key: str) -> str | None:
+        """Return the trimmed, non-blank string at `key`; None after reporting it missing, blank or not a string."""
+        value = container.get(key)
+        if isinstance(value, str):
+            value = value.strip()
+            if value:
+                return value
+            self.bad(f"{parent}.{key}", "missing_field", "is required and must not be blank")
+        elif value is None:
+            self.bad(f"{parent}.{key}", "missing_field", "is required")
+        else:
+            self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {_type_name(value)}")
+        return None
+
+    def positive_int(self, value: Any, parent: str, key: str) -> int | None:
         """Return `value` when it is a JSON integer ≥ 1; None after reporting a problem."""
+        if type(value) is int and value >= 1:
+            return value
         if isinstance(value, bool) or not isinstance(value, int):
-            self.bad(field, "not_an_integer", f"must be a positive integer, got {_type_name(value)}")
+            self.bad(f"{parent}.{key}", "not_an_integer", f"must be a positive integer, got {_type_name(value)}")
             return None
         if value < 1:
-            self.bad(field, "not_positive", f"must be a positive integer, got {value}")
+            self.bad(f"{parent}.{key}", "not_positive", f"must be a positive integer, got {value}")
             return None
         return value
 
-    def finite_number(self, value: Any, field: str) -> float | None:
+    def finite_number(self, value: Any, parent: str, key: str) -> float | None:
         """Return `value` when it is a finite JSON number (not a boolean); None after reporting a problem."""
+        kind = type(value)
+        if kind is int or (kind is float and isfinite(value)):
+            return value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.bad(field, "not_a_number", f"must be a number, got {_type_name(value)}")
+            self.bad(f"{parent}.{key}", "not_a_number", f"must be a number, got {_type_name(value)}")
             return None
-        if isinstance(value, float) and not math.isfinite(value):
-            self.bad(field, "not_finite", "must be a finite number", "NaN and infinities are refused")
+        if isinstance(value, float) and not isfinite(value):
+            self.bad(f"{parent}.{key}", "not_finite", "must be a finite number", "NaN and infinities are refused")
             return None
         return value
 
     def list_of(self, value: Any, field: str) -> list[Any] | None:
         """Return `value` as a list (`null` and absent become `[]`); None after reporting a problem."""
+        if type(value) is list:
+            return value
         if value is None or value is MISSING:
             return []
         if not isinstance(value, list):
@@ -142,14 +164,10 @@ class Walk:
 
     def no_non_finite(self, value: Any, field: str) -> bool:
         """Report every NaN or infinity inside `value` at its own path; return True when there is none."""
-        if (
-            type(value) is dict
-            and all(type(v) in _FLAT for v in value.values())
-            and all(math.isfinite(v) for v in value.values() if type(v) is float)
-        ):
+        if type(value) is dict and _flat_and_finite(value):
             return True
         if isinstance(value, float):
-            if math.isfinite(value):
+            if isfinite(value):
                 return True
             self.bad(field, "not_finite", "must be a finite number", "NaN and infinities are refused")
             return False

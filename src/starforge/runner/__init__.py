@@ -1,0 +1,50 @@
+"""The job side: `forge-launch`, the `report` metrics SDK and the ingest client (stdlib + contract only)."""
+
+from . import report
+from ._argv import build_argv, render_value
+from ._artifacts import FoundArtifact, scan, size_of, step_of
+from ._identity import IDENTITY_VARIABLES, Mismatch, check_identity
+from ._ingest import IngestClient, IngestError, IngestRefused, IngestUnavailable
+from ._plan import (
+    CONFIG_MODES,
+    PLAN_API_VERSION,
+    ArtifactGlobs,
+    ConfigPlan,
+    Entrypoint,
+    LaunchPlan,
+    Override,
+    PlanFramework,
+    PlanRecipe,
+    parse_plan,
+    read_plan,
+)
+from .report import Run
+
+__all__ = [
+    "CONFIG_MODES",
+    "IDENTITY_VARIABLES",
+    "PLAN_API_VERSION",
+    "ArtifactGlobs",
+    "ConfigPlan",
+    "Entrypoint",
+    "FoundArtifact",
+    "IngestClient",
+    "IngestError",
+    "IngestRefused",
+    "IngestUnavailable",
+    "LaunchPlan",
+    "Mismatch",
+    "Override",
+    "PlanFramework",
+    "PlanRecipe",
+    "Run",
+    "build_argv",
+    "check_identity",
+    "parse_plan",
+    "read_plan",
+    "render_value",
+    "report",
+    "scan",
+    "size_of",
+    "step_of",
+]

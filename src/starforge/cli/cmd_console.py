@@ -1,0 +1,177 @@
+"""`sf console`: run a console (`up`) and administer its state directory (tokens, users, data, quotas)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from starforge.cli._output import EXIT_USAGE, Output
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Run and administer a StarForge console.")
+token_app = typer.Typer(no_args_is_help=True, help="API tokens for CI and scripts.")
+user_app = typer.Typer(no_args_is_help=True, help="Accounts and roles.")
+corpus_app = typer.Typer(no_args_is_help=True, help="Read-only corpora jobs can mount (DOCS_DIR).")
+dataset_app = typer.Typer(no_args_is_help=True, help="Datasets jobs can read.")
+quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas.")
+app.add_typer(token_app, name="token")
+app.add_typer(user_app, name="user")
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(dataset_app, name="dataset")
+app.add_typer(quota_app, name="quota")
+
+StateDir = Annotated[Path | None, typer.Option("--state-dir", help="console state directory (SQLite, runs, bundles)")]
+DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="e.g. postgresql+psycopg://user@host/db")]
+ConfigFile = Annotated[Path | None, typer.Option("--config", help="YAML configuration file")]
+AsJson = Annotated[bool, typer.Option("--json", help="print JSON")]
+
+
+def _settings(state_dir: Path | None, database_url: str | None, config: Path | None, **extra: Any) -> Any:
+    from starforge.console.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(config, state_dir=state_dir, database_url=database_url, **extra)
+    except SettingsError as exc:
+        Output().abort(str(exc), hint="pass --state-dir DIR (and --config FILE for a full configuration)",
+                       code=EXIT_USAGE)
+
+
+def _db(state_dir: Path | None, database_url: str | None, config: Path | None) -> tuple[Any, Any]:
+    from starforge.console.operator import open_database
+
+    settings = _settings(state_dir, database_url, config)
+    return settings, open_database(settings)
+
+
+def _run(out: Output, action: Any) -> Any:
+    from starforge.console.services.errors import ConsoleError
+
+    try:
+        return action()
+    except ConsoleError as exc:
+        out.problems(exc.detail, exc.problems)
+        out.abort(exc.detail)
+
+
+@app.command("up")
+def up(
+    host: Annotated[str, typer.Option(help="address to listen on (loopback by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
+    state_dir: StateDir = None,
+    database_url: DatabaseUrl = None,
+    catalog: Annotated[Path | None, typer.Option("--catalog", help="serve this recipe tree instead of the builtin")] = None,
+    digest_scheme: Annotated[str, typer.Option("--digest-scheme", help="manifest or manifest+template")] = "manifest",
+    catalog_core_version: Annotated[str | None, typer.Option(help="core version the --catalog tree was built for")] = None,
+    catalog_core_requirement: Annotated[str | None, typer.Option(help="client versions the --catalog serves")] = None,
+    config: ConfigFile = None,
+) -> None:
+    """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
+    from starforge.console.settings import CatalogSettings
+    from starforge.recipes import CatalogError
+
+    catalog_settings = None
+    if catalog is not None or digest_scheme != "manifest" or catalog_core_version or catalog_core_requirement:
+        catalog_settings = CatalogSettings(str(catalog) if catalog else None, digest_scheme, catalog_core_version,
+                                           catalog_core_requirement)
+    settings = _settings(state_dir or Path(".starforge-console"), database_url, config, host=host, port=port,
+                         catalog=catalog_settings)
+    from starforge.console.server import serve
+
+    try:
+        serve(settings)
+    except CatalogError as exc:
+        Output().abort(f"the recipe catalog is invalid, the console will not start: {exc}")
+
+
+@token_app.command("create")
+def token_create(
+    user: Annotated[str, typer.Option("--user", help="account name (created if missing)")],
+    role: Annotated[str | None, typer.Option("--role", help="admin, operator or viewer")] = None,
+    state_dir: StateDir = None,
+    database_url: DatabaseUrl = None,
+    config: ConfigFile = None,
+) -> None:
+    """Create the user if needed and print only a new long-lived API token on stdout."""
+    from starforge.console.operator import create_token
+
+    out = Output()
+    _settings_, db = _db(state_dir, database_url, config)
+    print(_run(out, lambda: create_token(db, user, role)))
+
+
+@user_app.command("ls")
+def user_ls(state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None,
+            as_json: AsJson = False) -> None:
+    """List accounts."""
+    from starforge.console.operator import list_users
+
+    out = Output(as_json=as_json)
+    _s, db = _db(state_dir, database_url, config)
+    users = list_users(db)
+    out.emit(users, lambda rows: out.table([[u["username"], u["role"], "yes" if u["disabled"] else ""] for u in rows],
+                                           ["user", "role", "disabled"]))
+
+
+def _data_commands(kind: str, group: typer.Typer) -> None:
+    @group.command("add")
+    def add(
+        ref: Annotated[str, typer.Argument(help="<owner>/<name>@<version>")],
+        path: Annotated[Path, typer.Argument(help="directory on the console machine")],
+        public: Annotated[bool, typer.Option("--public", help="readable by every account")] = False,
+        grant: Annotated[list[str] | None, typer.Option("--grant", help="also readable by this account")] = None,
+        state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None,
+        as_json: AsJson = False,
+    ) -> None:
+        from starforge.console.operator import register_data
+
+        out = Output(as_json=as_json)
+        _s, db = _db(state_dir, database_url, config)
+        asset = _run(out, lambda: register_data(db, kind, ref, str(path), public=public, grants=tuple(grant or ())))
+        out.emit(asset, lambda a: f"registered {kind} {a['id']}@{a['version']} -> {a['path']} ({a['visibility']})")
+
+    add.__doc__ = f"Register a {kind} version at a directory (versions are immutable)."
+
+    @group.command("ls")
+    def ls(state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None,
+           as_json: AsJson = False) -> None:
+        from starforge.console.operator import list_data
+
+        out = Output(as_json=as_json)
+        _s, db = _db(state_dir, database_url, config)
+        rows = list_data(db, kind)
+        out.emit(rows, lambda items: out.table([[a["id"], a["version"], a["visibility"], a["path"]] for a in items],
+                                               [kind, "version", "visibility", "path"]))
+
+    ls.__doc__ = f"List registered {kind} versions."
+
+
+_data_commands("corpus", corpus_app)
+_data_commands("dataset", dataset_app)
+
+
+@quota_app.command("set")
+def quota_set(
+    user: Annotated[str, typer.Argument(help="account name")],
+    gpus: Annotated[int | None, typer.Option("--gpus", help="max concurrent GPUs (0 = unlimited)")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", help="max concurrent jobs (0 = unlimited)")] = None,
+    daily_gpu_hours: Annotated[float | None, typer.Option(help="GPU hours per UTC day (0 = unlimited)")] = None,
+    priority: Annotated[int | None, typer.Option(help="queue priority (higher first)")] = None,
+    profile: Annotated[list[str] | None, typer.Option("--profile", help="allowed profile (repeat; none = all)")] = None,
+    state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None, as_json: AsJson = False,
+) -> None:
+    """Set an account's quota."""
+    from starforge.console.operator import set_quota
+
+    out = Output(as_json=as_json)
+    settings, db = _db(state_dir, database_url, config)
+    values: dict[str, Any] = {}
+    for key, value in (("max_concurrent_gpus", gpus), ("max_concurrent_jobs", jobs),
+                       ("daily_gpu_hours", daily_gpu_hours), ("priority", priority)):
+        if value is not None:
+            values[key] = value
+    if profile is not None:
+        values["allowed_profiles"] = list(profile)
+    result = _run(out, lambda: set_quota(db, settings, user, values))
+    out.emit(result, lambda q: "\n".join(f"{k}: {v}" for k, v in q.items()))

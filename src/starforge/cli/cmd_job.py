@@ -1,0 +1,286 @@
+"""`sf job`: list, inspect, follow and control your jobs; ids accept any unambiguous prefix or the experiment name."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output
+
+if TYPE_CHECKING:
+    from starforge.client import Console, Job, LogEvent, Metrics
+
+app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    help="Follow and control jobs (ls, status, logs, metrics, spec, stop, cancel-all).",
+)
+
+EXIT_INTERRUPTED = 130
+_STYLES = {"succeeded": "green", "running": "cyan", "failed": "red", "error": "red", "queued": "yellow",
+           "pending": "yellow", "submitted": "yellow", "paused": "yellow", "stopped": "dim", "cancelled": "dim",
+           "terminated": "dim"}
+_SPARK = "▁▂▃▄▅▆▇█"
+_SPARK_ASCII = "_.-=+*#@"
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+IdArg = Annotated[str, typer.Argument(help="job id, any unambiguous prefix of one, or the experiment name")]
+
+
+# ---- shared with `sf status` ------------------------------------------------------------------------------------
+
+@contextmanager
+def console_session(out: Output) -> Iterator[Console]:
+    """Yield a client of the configured console; any `ConsoleError` becomes `error: …` and exit 1."""
+    from starforge.client import Console, ConsoleError
+
+    try:
+        with Console.from_home() as console:
+            yield console
+    except ConsoleError as exc:
+        out.abort(exc.detail, hint=exc.hint)
+
+
+def render_table(out: Output, headers: Sequence[str], rows: Sequence[Sequence[Any]], status_col: int | None = None) -> str:
+    """Return a table: Rich on a terminal (colour unless NO_COLOR), plain aligned text otherwise."""
+    if not sys.stdout.isatty():
+        return out.table(rows, headers)
+    from rich.box import SIMPLE_HEAD
+    from rich.console import Console as RichConsole
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold" if out.colour_out else "")
+    for header in headers:
+        table.add_column(header.upper())
+    for row in rows:
+        cells = []
+        for index, cell in enumerate(row):
+            text = "" if cell is None else str(cell)
+            style = _STYLES.get(text, "") if index == status_col and out.colour_out else ""
+            cells.append(Text(text, style=style))
+        table.add_row(*cells)
+    buffer = io.StringIO()
+    RichConsole(file=buffer, force_terminal=out.colour_out, no_color=not out.colour_out, highlight=False,
+                width=shutil.get_terminal_size().columns).print(table)
+    return buffer.getvalue().rstrip()
+
+
+def age(epoch: float | None, now: float | None = None) -> str:
+    """Return how long ago `epoch` was (`42s ago`, `5m ago`, `3h ago`, `2d ago`), or `-`."""
+    if epoch is None:
+        return "-"
+    seconds = max(0, int((time.time() if now is None else now) - epoch))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def jobs_table(out: Output, jobs: Sequence[Job]) -> str:
+    """Return the job list table; a PIPELINE column appears when any row carries `pipeline`."""
+    pipeline = any(j.pipeline for j in jobs)
+    headers = ["id", "name", "status", "gpus", "submitted"] + (["pipeline"] if pipeline else [])
+    rows = [[j.ref, j.name or j.exp_name, j.status or "?", j.requested_gpus, age(j.submitted_at)]
+            + ([j.pipeline_progress] if pipeline else []) for j in jobs]
+    return render_table(out, headers, rows, status_col=2)
+
+
+# ---- commands -------------------------------------------------------------------------------------------------
+
+@app.command("ls")
+def ls(
+    all_jobs: Annotated[bool, typer.Option("--all", help="list up to 200 jobs")] = False,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=200, help="how many of the newest jobs")] = 15,
+    as_json: JsonOpt = False,
+) -> None:
+    """List your jobs, newest first."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        jobs = console.jobs(limit=limit, all=all_jobs)
+    out.emit({"jobs": [dict(j.raw) for j in jobs]}, lambda _: jobs_table(out, jobs) if jobs else None)
+    if not jobs and not as_json:
+        out.info("No jobs yet.")
+        out.hint("submit one with `sf submit <exp> --profile <name>[:gpus]`")
+
+
+def _status_text(job: Job) -> str:
+    lines = [
+        ("job", job.ref), ("run", job.run_id or "-"), ("name", job.name or "-"), ("exp", job.exp or "-"),
+        ("status", job.status or "?"), ("gpus", str(job.requested_gpus)), ("submitted", age(job.submitted_at)),
+    ]
+    if job.pipeline:
+        lines.append(("pipeline", job.pipeline_progress))
+    return "\n".join(f"{key:<10} {value}" for key, value in lines)
+
+
+@app.command("status")
+def status(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show one job's row (status, GPUs, submission time)."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+    out.emit(dict(job.raw), lambda _: _status_text(job))
+
+
+def _final_status(console: Console, job: Job, end: LogEvent) -> str:
+    """Return the job's final status: from the `end` event's data when it names one, else from the job row."""
+    from starforge.client import TERMINAL
+
+    data = end.data.strip()
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("status"), str):
+        return parsed["status"].lower()
+    if data.lower() in TERMINAL:
+        return data.lower()
+    return console.job(job.ref).status
+
+
+@app.command("logs")
+def logs(
+    job_id: Annotated[str, typer.Argument(help="job id, prefix or experiment name (default: your newest job)")] = "",
+    tail: Annotated[int, typer.Option("-n", "--tail", min=0, help="start with the last N lines (0: everything)")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object per event")] = False,
+) -> None:
+    """Follow a job's logs until it ends; exit 0 when it succeeded, 1 otherwise, 130 on Ctrl-C (the job keeps running)."""
+    out = Output(as_json=as_json)
+    final = ""
+    with console_session(out) as console:
+        if job_id:
+            job = console.resolve_job(job_id)
+        else:
+            newest = console.jobs(limit=1)
+            if not newest:
+                out.abort("you have no jobs yet", hint="submit one with `sf submit <exp> --profile <name>`")
+            job = newest[0]
+        try:
+            for event in console.logs(job.ref, tail=tail):
+                if as_json:
+                    out.emit({"event": event.event, "id": event.id, "data": event.data})
+                elif event.event == "log":
+                    sys.stdout.write(event.data)
+                    sys.stdout.flush()
+                elif event.event == "error":
+                    sys.stdout.flush()
+                    out.warn(event.data)
+                if event.event == "end":
+                    final = _final_status(console, job, event)
+        except KeyboardInterrupt:
+            sys.stdout.flush()
+            out.info("")
+            out.info(f"Stopped following. The job {job.ref} keeps running.")
+            out.hint(f"follow it again with `sf job logs {job.ref}`; stop it with `sf job stop {job.ref}`")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    from starforge.client import SUCCEEDED
+
+    if as_json:
+        out.emit({"event": "status", "id": None, "data": final})
+    if final in SUCCEEDED:
+        out.success(f"Job {job.ref} {final}")
+        raise typer.Exit(EXIT_OK)
+    out.info(f"Job {job.ref} ended: {final or 'unknown status'}")
+    raise typer.Exit(EXIT_REFUSED)
+
+
+@app.command("stop")
+def stop(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Stop a job; stopping a job that already finished is not an error."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+        result = console.stop(job.ref)
+    out.emit({"job": job.ref, "stopped": result.stopped, "status": result.status}, lambda _: None)
+    if result.stopped:
+        out.success(f"Stopped job {job.ref}" + (f" ({result.status})" if result.status else ""))
+    else:
+        out.info(f"Job {job.ref} had already finished ({result.status or 'unknown status'}).")
+
+
+@app.command("cancel-all")
+def cancel_all(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Stop every active job of your account."""
+    out = Output(as_json=as_json)
+    if not yes:
+        if not sys.stdin.isatty():
+            out.abort("refusing to stop all jobs without confirmation", hint="pass --yes", code=EXIT_USAGE)
+        if not typer.confirm("Stop every active job of your account?"):
+            out.abort("nothing was stopped")
+    with console_session(out) as console:
+        stopped = console.cancel_all()
+    out.emit({"stopped": stopped}, lambda _: None)
+    out.success(f"Stopped {stopped} job{'s' if stopped != 1 else ''}")
+
+
+def sparkline(values: Sequence[float], width: int = 32, ascii_only: bool = False) -> str:
+    """Return a one-line chart of `values`, averaged down to at most `width` characters."""
+    points = [v for v in values if math.isfinite(v)]
+    if not points:
+        return ""
+    if len(points) > width:
+        n = len(points)
+        buckets = [points[i * n // width: (i + 1) * n // width] for i in range(width)]
+        points = [sum(bucket) / len(bucket) for bucket in buckets]
+    chars = _SPARK_ASCII if ascii_only else _SPARK
+    low, high = min(points), max(points)
+    if high == low:
+        return chars[len(chars) // 2] * len(points)
+    scale = (len(chars) - 1) / (high - low)
+    return "".join(chars[round((v - low) * scale)] for v in points)
+
+
+def _ascii_only() -> bool:
+    encoding = (getattr(sys.stdout, "encoding", None) or "ascii").lower()
+    return bool(os.environ.get("SF_ASCII")) or "utf" not in encoding
+
+
+def _metrics_text(out: Output, metrics: Metrics) -> str | None:
+    if not metrics.series:
+        return None
+    plain = _ascii_only()
+    rows = [
+        [key, points[-1].step, f"{points[-1].value:.6g}", sparkline([p.value for p in points], ascii_only=plain)]
+        for key, points in metrics.series.items()
+    ]
+    return render_table(out, ["metric", "step", "latest", "chart"], rows)
+
+
+@app.command("metrics")
+def metrics(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show the latest value of every metric a job reported, with a small chart of its history."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+        found = console.metrics(job.ref)
+    data = {"job": job.ref, "metrics": {k: [{"step": p.step, "value": p.value, "ts": p.ts} for p in points]
+                                        for k, points in found.series.items()}}
+    out.emit(data, lambda _: _metrics_text(out, found))
+    if not found.series and not as_json:
+        out.info(f"Job {job.ref} has reported no metrics yet.")
+
+
+@app.command("spec")
+def spec(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Print the JobSpec the console admitted for a job (owner stamped)."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+        admitted = console.jobspec(job.ref)
+    out.emit(admitted, lambda d: json.dumps(d, indent=2, ensure_ascii=False))

@@ -1,0 +1,139 @@
+"""Job rows of `GET /api/jobs/mine` and the client-side id resolution of wire-protocol §8.1."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ._errors import AmbiguousJob, NotFound
+
+__all__ = ["SUCCEEDED", "TERMINAL", "Job", "find_exact", "resolve"]
+
+SUCCEEDED = frozenset({"succeeded", "success", "finished", "completed"})
+TERMINAL = SUCCEEDED | {"failed", "error", "terminated", "stopped", "cancelled", "canceled"}
+
+
+def _epoch(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+    return None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job row; `raw` keeps the console's row as served (the `--json` form)."""
+
+    job_ref: str
+    run_id: str
+    name: str
+    status: str
+    exp: str
+    requested_gpus: int
+    submitted_at: float | None
+    pipeline: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Job:
+        """Read a `/api/jobs/mine` row, tolerating missing fields and either timestamp form."""
+        gpus = row.get("requested_gpus", row.get("gpus"))
+        pipeline = row.get("pipeline")
+        return cls(
+            job_ref=str(row.get("job_ref") or ""),
+            run_id=str(row.get("run_id") or ""),
+            name=str(row.get("name") or ""),
+            status=str(row.get("status") or "").lower(),
+            exp=str(row.get("exp") or ""),
+            requested_gpus=_count(gpus),
+            submitted_at=_epoch(row.get("submitted_at")),
+            pipeline=pipeline if isinstance(pipeline, Mapping) else None,
+            raw=dict(row),
+        )
+
+    @property
+    def ref(self) -> str:
+        """Return the id sent on `?id=`: `job_ref`, else `run_id`."""
+        return self.job_ref or self.run_id
+
+    @property
+    def exp_name(self) -> str:
+        """Return the last segment of `exp` (`experiments/my-grpo` → `my-grpo`)."""
+        return self.exp.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def terminal(self) -> bool:
+        """Return True when the job has finished, one way or another."""
+        return self.status in TERMINAL
+
+    @property
+    def succeeded(self) -> bool:
+        """Return True when the job finished successfully."""
+        return self.status in SUCCEEDED
+
+    @property
+    def pipeline_progress(self) -> str:
+        """Return `done/total` of the pipeline steps (`!` appended when partial), or an empty string."""
+        if not self.pipeline:
+            return ""
+        steps = self.pipeline.get("steps")
+        steps = steps if isinstance(steps, list) else []
+        done = sum(1 for s in steps if isinstance(s, Mapping) and str(s.get("status", "")).lower() in SUCCEEDED)
+        mark = "!" if str(self.pipeline.get("state", "")).lower() == "partial" else ""
+        return f"{done}/{len(steps)}{mark}"
+
+
+def find_exact(jobs: Sequence[Job], ref: str) -> Job | None:
+    """Return the job whose `job_ref` or `run_id` equals `ref`, or None."""
+    return next((j for j in jobs if ref and ref in (j.job_ref, j.run_id)), None)
+
+
+def _describe(job: Job) -> str:
+    return f"{job.ref} ({job.name or job.exp_name or '?'}, {job.status or 'unknown'})"
+
+
+def resolve(jobs: Sequence[Job], handle: str) -> Job:
+    """Return the one job `handle` names: exact id, else exact name, else a unique id/name/exp prefix.
+
+    Raise `NotFound` when nothing matches and `AmbiguousJob` (listing the candidates) when several do.
+    """
+    handle = handle.strip()
+    if not handle:
+        raise NotFound("no job id given", hint="pass a job id, a prefix of one, or an experiment name")
+    exact = find_exact(jobs, handle)
+    if exact is not None:
+        return exact
+    named = [j for j in jobs if handle in (j.name, j.exp_name)]
+    if len(named) == 1:
+        return named[0]
+    matches = named or [
+        j for j in jobs if any(v.startswith(handle) for v in (j.job_ref, j.run_id, j.name, j.exp_name) if v)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFound(
+            f"no job matches {handle!r}",
+            hint="list your jobs with `sf job ls --all`; ids of other accounts are not visible",
+        )
+    listing = "\n".join(f"- {_describe(j)}" for j in matches[:20])
+    more = f"\n- … and {len(matches) - 20} more" if len(matches) > 20 else ""
+    raise AmbiguousJob(f"{handle!r} matches {len(matches)} jobs\n{listing}{more}", matches)

@@ -1,0 +1,26 @@
+"""`/api/whoami` and `/api/usage/mine`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+from ...runtime import Runtime
+from ...services import account_status
+from ...services.accounts import UserView
+from ..deps import current_user, runtime
+
+router = APIRouter()
+
+
+@router.get("/api/whoami")
+def whoami(user: UserView = Depends(current_user)) -> dict[str, Any]:
+    """Return the caller's account (also its username at the top level, for the official client)."""
+    return {"user": user.to_dict(), "username": user.username}
+
+
+@router.get("/api/usage/mine")
+def usage_mine(user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return the caller's quota and usage."""
+    return account_status.usage_report(rt, user)

@@ -1,0 +1,75 @@
+"""`create_app(settings)`: build the console once — database (migrated), served catalog, routers, background loops."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from .. import __version__
+from .api.errors import install_error_handlers
+from .api.routers import account, admin, auth, cluster, jobs, meta, plugins
+from .runtime import Runtime, load_served_catalog
+from .settings import Settings
+from .store import Database
+
+__all__ = ["bootstrap_admin", "build_runtime", "create_app"]
+
+log = logging.getLogger("starforge.console")
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    """Prepare the state directory, migrate the database and load the served catalog (refusing an invalid one)."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    settings.state_dir.chmod(0o700)
+    db = Database(settings.db_url)
+    db.migrate()
+    return Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
+
+
+def bootstrap_admin(rt: Runtime) -> str | None:
+    """On a fresh database create the `admin` account and return its one-time API token (None otherwise)."""
+    from sqlalchemy import select
+
+    from .services import accounts
+    from .store.models import User
+
+    with rt.db.write() as db:
+        if db.scalar(select(User.id).limit(1)) is not None:
+            return None
+        admin_user = accounts.create_user(db, "admin", "admin")
+        return accounts.issue_api_token(db, admin_user, "first-start admin token")
+
+
+def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
+    """Return the console application; background loops start with the app when `settings.run_background`."""
+    rt = runtime or build_runtime(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if settings.run_background:
+            from .background import start_background
+
+            start_background(rt)
+        try:
+            yield
+        finally:
+            for task in rt.background:
+                task.stop()
+            rt.db.dispose()
+
+    app = FastAPI(
+        title="StarForge console",
+        version=__version__,
+        description="Admits forge/v2 JobSpecs and runs them. Wire protocol: see docs/ and the wire-protocol reference.",
+        lifespan=lifespan,
+        redirect_slashes=False,
+    )
+    app.router.redirect_slashes = False
+    app.state.runtime = rt
+    install_error_handlers(app)
+    for module in (meta, auth, account, cluster, jobs, admin, plugins):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,61 @@
+"""Operator actions on a state directory's database without a running console (`sf console token|user|corpus`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract import Problem, parse_versioned_ref
+from .services import accounts, quota
+from .services.errors import Rejected
+from .services.registries import data
+from .settings import Settings
+from .store import Database
+
+__all__ = ["create_token", "list_data", "list_users", "open_database", "register_data", "set_quota"]
+
+
+def open_database(settings: Settings) -> Database:
+    """Open (and migrate) the console database of `settings`."""
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    db = Database(settings.db_url)
+    db.migrate()
+    return db
+
+
+def create_token(db: Database, username: str, role: str | None = None, name: str = "") -> str:
+    """Create the account if needed (role default operator) and return a new long-lived API token."""
+    with db.write() as session:
+        user = accounts.ensure_user(session, username, role)
+        return accounts.issue_api_token(session, user, name or "created with sf console token create")
+
+
+def list_users(db: Database) -> list[dict[str, Any]]:
+    """Return every account."""
+    with db.read() as session:
+        return [u.to_dict() for u in accounts.list_users(session)]
+
+
+def register_data(
+    db: Database, kind: str, ref_text: str, path: str, *, public: bool = False, grants: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Register a data asset version at a directory."""
+    ref, problems = parse_versioned_ref(ref_text.strip(), "ref")
+    if ref is None:
+        raise Rejected("Invalid registration", problems or [Problem("ref", "invalid_reference", "ref is required")])
+    with db.write() as session:
+        return data.register(session, kind, ref, path, visibility="public" if public else "private",
+                             grants=grants).to_dict()
+
+
+def list_data(db: Database, kind: str) -> list[dict[str, Any]]:
+    """Return every registered version of a kind (operators see all)."""
+    admin = accounts.UserView(0, "operator", "admin", "", False)
+    with db.read() as session:
+        return [a.to_dict() for a in data.list_assets(session, kind, admin)]
+
+
+def set_quota(db: Database, settings: Settings, username: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Set an account's quota (missing keys keep their value)."""
+    with db.write() as session:
+        user = accounts.get_user(session, username)
+        return {"username": username, **quota.set_quota(session, user, values, settings.quota).to_dict()}

@@ -1,0 +1,285 @@
+"""Accounts and credentials: users with roles, and tokens stored only as SHA-256 hashes.
+
+Token kinds: `access` (short-lived, from a login), `refresh` (rotating; reuse of a rotated one revokes its whole
+family), `api` (long-lived, for CI and scripts) and `run` (valid only for one run's ingest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..store.models import Token, User
+from .errors import AuthRequired, Conflict, NotFound, Rejected
+
+__all__ = [
+    "ROLES",
+    "Refreshed",
+    "SessionTokens",
+    "UserView",
+    "authenticate",
+    "authenticate_run",
+    "create_user",
+    "ensure_user",
+    "get_user",
+    "hash_token",
+    "issue_api_token",
+    "issue_run_token",
+    "issue_session",
+    "list_users",
+    "logout",
+    "refresh_session",
+    "revoke_family",
+    "set_disabled",
+    "set_role",
+    "user_view",
+]
+
+ROLES = ("admin", "operator", "viewer")
+_USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_"}
+
+
+@dataclass(frozen=True)
+class UserView:
+    """What the API and services know about an account."""
+
+    id: int
+    username: str
+    role: str
+    email: str
+    disabled: bool
+    auth_source: str = "local"
+
+    @property
+    def is_admin(self) -> bool:
+        """Return True for administrators (they see and control every job)."""
+        return self.role == "admin"
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the wire form used by whoami and the admin API."""
+        return {
+            "id": self.id,
+            "username": self.username,
+            "role": self.role,
+            "email": self.email,
+            "disabled": self.disabled,
+            "auth_source": self.auth_source,
+        }
+
+
+@dataclass(frozen=True)
+class SessionTokens:
+    """A login's access and refresh tokens (secrets shown once) with the access lifetime."""
+
+    access_token: str
+    refresh_token: str
+    expires_in: int
+
+
+def user_view(row: User) -> UserView:
+    """Convert a user row to its view."""
+    return UserView(row.id, row.username, row.role, row.email or "", bool(row.disabled), row.auth_source or "local")
+
+
+def hash_token(secret: str) -> str:
+    """Return the stored form of a token secret (hex SHA-256; secrets are 256-bit random, so no salt is needed)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _new_secret(kind: str) -> str:
+    return _PREFIX[kind] + secrets.token_urlsafe(32)
+
+
+def create_user(db: Session, username: str, role: str = "operator", email: str = "") -> UserView:
+    """Create an account; refuse an invalid name or role and an existing username."""
+    from starforge.contract import Problem
+
+    if not _USERNAME.fullmatch(username):
+        raise Rejected(
+            "Invalid user",
+            [Problem("username", "not_a_safe_segment", f"{username!r} is not a valid username",
+                     "use letters, digits, '.', '_' and '-', at most 64 characters")],
+        )
+    if role not in ROLES:
+        raise Rejected("Invalid user", [Problem("role", "invalid_role", f"role must be one of {', '.join(ROLES)}")])
+    if db.scalar(select(User).where(User.username == username)) is not None:
+        raise Conflict(f"user {username} already exists")
+    row = User(username=username, role=role, email=email, disabled=False, auth_source="local", created_at=time.time())
+    db.add(row)
+    db.flush()
+    return user_view(row)
+
+
+def ensure_user(db: Session, username: str, role: str | None = None) -> UserView:
+    """Return the account, creating it with `role` (default operator) when it does not exist."""
+    row = db.scalar(select(User).where(User.username == username))
+    if row is None:
+        return create_user(db, username, role or "operator")
+    if role is not None and row.role != role:
+        row.role = role
+    return user_view(row)
+
+
+def get_user(db: Session, username: str) -> UserView:
+    """Return the account named `username` or raise NotFound."""
+    row = db.scalar(select(User).where(User.username == username))
+    if row is None:
+        raise NotFound(f"no user {username}")
+    return user_view(row)
+
+
+def list_users(db: Session) -> list[UserView]:
+    """Return every account, oldest first."""
+    return [user_view(row) for row in db.scalars(select(User).order_by(User.id))]
+
+
+def set_role(db: Session, username: str, role: str) -> UserView:
+    """Change an account's role."""
+    from starforge.contract import Problem
+
+    if role not in ROLES:
+        raise Rejected("Invalid role", [Problem("role", "invalid_role", f"role must be one of {', '.join(ROLES)}")])
+    row = db.scalar(select(User).where(User.username == username))
+    if row is None:
+        raise NotFound(f"no user {username}")
+    row.role = role
+    return user_view(row)
+
+
+def set_disabled(db: Session, username: str, disabled: bool) -> UserView:
+    """Disable or re-enable an account; a disabled account's tokens stop working at once."""
+    row = db.scalar(select(User).where(User.username == username))
+    if row is None:
+        raise NotFound(f"no user {username}")
+    row.disabled = disabled
+    return user_view(row)
+
+
+def _store(db: Session, user_id: int, kind: str, *, ttl: float | None, family: str = "", **extra: str) -> str:
+    secret = _new_secret(kind)
+    now = time.time()
+    db.add(
+        Token(
+            user_id=user_id,
+            kind=kind,
+            token_hash=hash_token(secret),
+            family=family,
+            expires_at=None if ttl is None else now + ttl,
+            created_at=now,
+            **extra,
+        )
+    )
+    return secret
+
+
+def issue_api_token(db: Session, user: UserView, name: str = "") -> str:
+    """Create a long-lived API token (never expires; revoke it by disabling the account) and return its secret."""
+    return _store(db, user.id, "api", ttl=None, name=name or "api token")
+
+
+def issue_session(
+    db: Session, user: UserView, *, access_ttl: int, refresh_ttl: int, cli_version: str = "", family: str = ""
+) -> SessionTokens:
+    """Create an access token and a refresh token in a (new) family and return their secrets."""
+    family = family or secrets.token_hex(8)
+    access = _store(db, user.id, "access", ttl=access_ttl, family=family, cli_version=cli_version)
+    refresh = _store(db, user.id, "refresh", ttl=refresh_ttl, family=family, cli_version=cli_version)
+    return SessionTokens(access, refresh, access_ttl)
+
+
+def issue_run_token(db: Session, user: UserView, run_id: str) -> str:
+    """Create the ingest token of one run (valid only for that run id, only on ingest)."""
+    return _store(db, user.id, "run", ttl=None, run_id=run_id, name=f"run {run_id}")
+
+
+def _lookup(db: Session, secret: str) -> tuple[Token, User] | None:
+    if not secret or len(secret) > 200:
+        return None
+    token = db.scalar(select(Token).where(Token.token_hash == hash_token(secret)))
+    if token is None:
+        return None
+    user = db.get(User, token.user_id)
+    if user is None:
+        return None
+    return token, user
+
+
+def authenticate(db: Session, secret: str) -> UserView:
+    """Return the account behind a bearer token (access or api), or raise AuthRequired."""
+    found = _lookup(db, secret)
+    if found is None:
+        raise AuthRequired("invalid token: log in again with `sf login`")
+    token, user = found
+    if token.kind not in ("access", "api"):
+        raise AuthRequired("this token cannot be used here")
+    if token.revoked_at is not None:
+        raise AuthRequired("token revoked: log in again with `sf login`")
+    if token.expires_at is not None and token.expires_at < time.time():
+        raise AuthRequired("token expired: log in again with `sf login`")
+    if user.disabled:
+        raise AuthRequired(f"account {user.username} is disabled")
+    return user_view(user)
+
+
+def authenticate_run(db: Session, secret: str, run_id: str) -> UserView:
+    """Return the owner of the run behind an ingest token, if and only if the token belongs to `run_id`."""
+    found = _lookup(db, secret)
+    if found is None or found[0].kind != "run" or found[0].revoked_at is not None:
+        raise AuthRequired("invalid run token")
+    token, user = found
+    if token.run_id != run_id:
+        raise AuthRequired("this run token belongs to another run")
+    return user_view(user)
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """The outcome of a refresh: the new session, or why it was refused (the caller raises after committing)."""
+
+    error: str = ""
+    user: UserView | None = None
+    tokens: SessionTokens | None = None
+
+
+def refresh_session(db: Session, secret: str, *, access_ttl: int, refresh_ttl: int) -> Refreshed:
+    """Rotate a refresh token; reusing an already rotated one revokes its whole family (token theft)."""
+    found = _lookup(db, secret)
+    if found is None or found[0].kind != "refresh":
+        return Refreshed("invalid refresh token: log in again with `sf login`")
+    token, user = found
+    now = time.time()
+    if token.revoked_at is not None:
+        revoke_family(db, token.family)
+        return Refreshed("refresh token already used: every session of this login was revoked; log in again")
+    if token.expires_at is not None and token.expires_at < now:
+        return Refreshed("refresh token expired: log in again with `sf login`")
+    if user.disabled:
+        return Refreshed(f"account {user.username} is disabled")
+    token.revoked_at = now
+    view = user_view(user)
+    tokens = issue_session(
+        db, view, access_ttl=access_ttl, refresh_ttl=refresh_ttl, cli_version=token.cli_version, family=token.family
+    )
+    return Refreshed("", view, tokens)
+
+
+def revoke_family(db: Session, family: str) -> None:
+    """Revoke every token of a login (logout, refresh reuse)."""
+    if family:
+        db.execute(
+            update(Token).where(Token.family == family, Token.revoked_at.is_(None)).values(revoked_at=time.time())
+        )
+
+
+def logout(db: Session, refresh_secret: str) -> None:
+    """Revoke the family of a refresh token; unknown tokens are ignored."""
+    found = _lookup(db, refresh_secret)
+    if found is not None:
+        revoke_family(db, found[0].family)

@@ -1,0 +1,19 @@
+"""Policy checks of admission (stage E): each reads a frozen `AdmissionContext` and returns problems."""
+
+from .bundle import check_bundle
+from .data import check_data
+from .image import check_image
+from .init_from import check_init_from
+from .plugins import check_plugins
+from .profiles import check_profiles
+from .quota import check_quota
+
+__all__ = [
+    "check_bundle",
+    "check_data",
+    "check_image",
+    "check_init_from",
+    "check_plugins",
+    "check_profiles",
+    "check_quota",
+]

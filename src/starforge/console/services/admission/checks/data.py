@@ -1,0 +1,51 @@
+"""Data references: corpus, datasets, volumes, environment and quality targets must be registered and readable."""
+
+from __future__ import annotations
+
+from .....contract import Data, Problem
+from ..context import AdmissionContext
+
+__all__ = ["check_data", "data_references"]
+
+
+def data_references(data: Data) -> list[tuple[str, str, str]]:
+    """Return `(field, kind, reference)` for every data reference of a spec's `data` section, in field order."""
+    refs: list[tuple[str, str, str]] = []
+    if data.train is not None and data.train.dataset:
+        refs.append(("spec.data.train.dataset", "dataset", data.train.dataset))
+    if data.validation is not None and data.validation.dataset:
+        refs.append(("spec.data.validation.dataset", "dataset", data.validation.dataset))
+    if data.corpus:
+        refs.append(("spec.data.corpus", "corpus", data.corpus))
+    for volume in data.volumes:
+        refs.append(("spec.data.volumes[]", "volume", volume))
+    if data.environment:
+        refs.append(("spec.data.environment", "environment", data.environment))
+    quality = data.quality
+    if quality is not None and quality.overlap_with:
+        refs.append(("spec.data.quality.overlap_with", "dataset", quality.overlap_with))
+    return refs
+
+
+def check_data(ctx: AdmissionContext) -> list[Problem]:
+    """Refuse references that are unknown or unreadable, and an output dataset version that already exists."""
+    problems = []
+    for field, kind, ref in data_references(ctx.spec.spec.data):
+        if ctx.resolutions.assets.get(f"{field}={ref}") is None:
+            code = "corpus_unknown" if kind == "corpus" else "reference_unknown"
+            problems.append(
+                Problem(
+                    field,
+                    code,
+                    f"{kind} {ref} is not registered or you may not read it",
+                    f"ask an operator to register it (`sf console {kind} add {ref} PATH`) or to grant you access",
+                )
+            )
+    output = ctx.spec.spec.data.output_dataset
+    if output and output in ctx.resolutions.taken_outputs:
+        problems.append(
+            Problem("spec.data.output_dataset", "reference_unknown",
+                    f"dataset version {output} already exists; output versions must be new",
+                    "pick a version that does not exist yet")
+        )
+    return problems

@@ -1,0 +1,31 @@
+"""Profiles and pools: the job's profile is registered and allowed; every pool's series is known."""
+
+from __future__ import annotations
+
+from .....contract import Problem
+from ..context import AdmissionContext
+
+__all__ = ["check_profiles"]
+
+
+def check_profiles(ctx: AdmissionContext) -> list[Problem]:
+    """Refuse an unknown or forbidden profile (403) and pools of an unknown series."""
+    problems = []
+    names = {p.name for p in ctx.settings.profiles}
+    profile = ctx.profile.split(":", 1)[0].strip()
+    if profile and profile not in names:
+        problems.append(Problem("X-Forge-Meta.profile", "profile_unknown", f"profile {profile!r} is not registered",
+                                f"registered profiles: {', '.join(sorted(names))}"))
+    allowed = ctx.quota.allowed_profiles
+    if profile and allowed and profile not in allowed:
+        problems.append(Problem("X-Forge-Meta.profile", "profile_not_allowed",
+                                f"your account may not use profile {profile!r}",
+                                f"allowed for you: {', '.join(allowed)}"))
+    series = set(ctx.settings.series())
+    for i, pool in enumerate(ctx.spec.spec.resources.pools):
+        name = pool.series or profile
+        if name and name not in series:
+            problems.append(Problem(f"spec.resources.pools[{i}].series", "series_unknown",
+                                    f"series {name!r} is not in this console's profile registry",
+                                    f"known series: {', '.join(sorted(series))}"))
+    return problems

@@ -1,0 +1,41 @@
+"""The frozen admission context every policy check reads: the admitted spec, the account, settings, resolutions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....contract import JobSpec
+from ...settings import Settings
+from ..accounts import UserView
+from ..quota import QuotaView, Usage
+from ..registries.artifacts import ArtifactView
+from ..registries.data import AssetView
+from ..registries.plugins import PluginView
+
+__all__ = ["AdmissionContext", "Resolutions"]
+
+
+@dataclass(frozen=True)
+class Resolutions:
+    """What the registries answered for the spec's references (None/absent = unknown or not readable)."""
+
+    init_from: ArtifactView | None = None
+    assets: dict[str, AssetView | None] = field(default_factory=dict)  # field path -> asset
+    taken_outputs: frozenset[str] = frozenset()  # output dataset refs whose version already exists
+    plugins: tuple[PluginView | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class AdmissionContext:
+    """Everything a policy check may look at; checks never touch the database."""
+
+    spec: JobSpec
+    user: UserView
+    settings: Settings
+    profile: str
+    quota: QuotaView
+    usage: Usage
+    resolutions: Resolutions
+    bundle: bytes | None = None
+    recipe: Any = None

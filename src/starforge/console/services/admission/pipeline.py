@@ -1,0 +1,100 @@
+"""The admission pipeline: stage B–D through the shared verdict, owner stamping, then the policy checks in order.
+
+Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → image allowlist →
+init_from → data references → plugins → profiles and pools → quota → bundle safety. A later stage runs only when
+the earlier ones found nothing; inside the policy stage every check runs and every problem is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ....contract import JobSpec, Problem
+from ....recipes.verdict import check_document
+from ...settings import Settings
+from ..accounts import UserView
+from ..quota import get_quota, usage
+from .checks import (
+    check_bundle,
+    check_data,
+    check_image,
+    check_init_from,
+    check_plugins,
+    check_profiles,
+    check_quota,
+)
+from .context import AdmissionContext, Resolutions
+from .resolve import resolve_references
+
+__all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "admit", "stamp_owner"]
+
+POLICY_CHECKS = (check_image, check_init_from, check_data, check_plugins, check_profiles, check_quota, check_bundle)
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """One request to admit: who asks, the raw spec document, the job profile and the bundle (if any)."""
+
+    user: UserView
+    doc: Any
+    profile: str
+    bundle: bytes | None = None
+    warnings: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict: the admitted (owner-stamped) spec, or every problem with the HTTP status to answer."""
+
+    spec: JobSpec | None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    status: int = 200
+    resolutions: Resolutions = field(default_factory=Resolutions)
+    recipe: Any = None
+
+    @property
+    def ok(self) -> bool:
+        """Return True when the request was admitted."""
+        return not self.problems and self.spec is not None
+
+
+def stamp_owner(spec: JobSpec, user: UserView) -> tuple[JobSpec, list[Problem]]:
+    """Return the spec owned by `user`; a different non-empty client value only adds a warning."""
+    warnings = []
+    sent = spec.metadata.owner
+    if sent and sent != user.username:
+        warnings.append(
+            Problem("metadata.owner", "owner_ignored", f"metadata.owner is set by the console; {sent!r} was ignored")
+        )
+    return spec.with_owner(user.username), warnings
+
+
+def admit(db: Session, settings: Settings, catalog: Any, request: AdmissionRequest) -> Decision:
+    """Run every admission stage for `request`; never writes to the store."""
+    warnings = list(request.warnings)
+    verdict = check_document(request.doc, catalog)
+    warnings.extend(verdict.warnings)
+    if verdict.problems or verdict.spec is None:
+        return Decision(None, list(verdict.problems), warnings, 400)
+    spec, owner_warnings = stamp_owner(verdict.spec, request.user)
+    warnings.extend(owner_warnings)
+    ctx = AdmissionContext(
+        spec=spec,
+        user=request.user,
+        settings=settings,
+        profile=request.profile,
+        quota=get_quota(db, request.user, settings.quota),
+        usage=usage(db, request.user.id),
+        resolutions=resolve_references(db, spec, request.user),
+        bundle=request.bundle,
+        recipe=catalog.get(spec.spec.recipe.name),
+    )
+    problems = [problem for check in POLICY_CHECKS for problem in check(ctx)]
+    if problems:
+        status = 403 if any(p.code == "profile_not_allowed" for p in problems) else 400
+        return Decision(None, problems, warnings, status)
+    return Decision(spec, [], warnings, 200, ctx.resolutions, ctx.recipe)

@@ -1,0 +1,37 @@
+"""Resolve a spec's references against the registries once, so the policy checks stay pure."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from ....contract import JobSpec, parse_versioned_ref
+from ..accounts import UserView
+from ..errors import NotFound
+from ..registries import artifacts, data, plugins
+from .checks.data import data_references
+from .context import Resolutions
+
+__all__ = ["resolve_references"]
+
+
+def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolutions:
+    """Look up init_from, every data reference, the output dataset and every plugin for `user`."""
+    s = spec.spec
+    init_from = artifacts.resolve(db, s.model.init_from, user) if s.model.init_from else None
+    assets = {}
+    for field, kind, text in data_references(s.data):
+        ref, _ = parse_versioned_ref(text, field)
+        assets[f"{field}={text}"] = data.resolve(db, kind, ref, user) if ref else None
+    taken = set()
+    if s.data.output_dataset:
+        ref, _ = parse_versioned_ref(s.data.output_dataset, "spec.data.output_dataset")
+        if ref is not None and data.version_exists(db, "dataset", ref):
+            taken.add(s.data.output_dataset)
+    records = []
+    for plugin in s.plugins:
+        owner, name = plugin.id.split("/", 1)
+        try:
+            records.append(plugins.get_plugin(db, owner, name, plugin.version))
+        except NotFound:
+            records.append(None)
+    return Resolutions(init_from, assets, frozenset(taken), tuple(records))

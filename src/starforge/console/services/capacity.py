@@ -1,0 +1,145 @@
+"""Capacity and quota decisions on a snapshot: `take_snapshot` reads, `decide` is pure, `assume` books a placement.
+
+Order of the checks in `decide` (the first that fails names the reason the job waits):
+1. every series the job needs has capacity in this deployment (else `pending`: it cannot start here until an
+   operator adds some);
+2. the account's concurrent GPUs, then concurrent jobs, stay within its quota;
+3. no job of the same or higher priority is already waiting for capacity on one of the job's series (FIFO);
+4. every series has enough free slots for all of the job's pools at once (all pools or none).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..store.models import Job
+from .quota import ACTIVE
+
+__all__ = ["Demand", "Fit", "Snapshot", "assume", "block", "decide", "demand_of", "take_snapshot"]
+
+
+class Fit(enum.Enum):
+    """Why a job can or cannot take capacity now."""
+
+    FITS = "fits"
+    NO_CAPACITY = "no_capacity"
+    QUOTA_GPUS = "quota_gpus"
+    QUOTA_JOBS = "quota_jobs"
+    BEHIND_QUEUE = "behind_queue"
+    CAPACITY_BUSY = "capacity_busy"
+
+    @property
+    def waiting_for(self) -> str:
+        """Return what a job that got this verdict waits for (stored on the row)."""
+        return {
+            Fit.FITS: "",
+            Fit.NO_CAPACITY: "series",
+            Fit.QUOTA_GPUS: "quota",
+            Fit.QUOTA_JOBS: "quota",
+            Fit.BEHIND_QUEUE: "capacity",
+            Fit.CAPACITY_BUSY: "capacity",
+        }[self]
+
+    @property
+    def status(self) -> str:
+        """Return the job status for this verdict: submitted, pending (never here) or queued."""
+        return "submitted" if self is Fit.FITS else "pending" if self is Fit.NO_CAPACITY else "queued"
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What one job asks for: accelerators per series, its account's caps and its priority."""
+
+    job_id: str
+    user_id: int
+    gpus: int
+    series_gpus: dict[str, int]
+    priority: int
+    max_gpus: int
+    max_jobs: int
+
+
+@dataclass
+class Snapshot:
+    """A consistent copy of capacity and usage that decisions mutate instead of the store."""
+
+    capacity: dict[str, int]
+    used: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    user_gpus: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    user_jobs: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    waiting: dict[str, int] = field(default_factory=dict)  # series -> highest priority waiting for capacity
+
+
+def demand_of(job: Job, max_gpus: int, max_jobs: int) -> Demand:
+    """Return the demand of a job row."""
+    return Demand(job.id, job.user_id, job.requested_gpus, json.loads(job.series_gpus or "{}"), job.priority,
+                  max_gpus, max_jobs)
+
+
+def take_snapshot(db: Session, capacity: dict[str, int]) -> Snapshot:
+    """Read current usage from the active job rows (call inside the capacity lock to decide and commit)."""
+    snap = Snapshot(capacity=dict(capacity))
+    rows = db.execute(select(Job.user_id, Job.requested_gpus, Job.series_gpus).where(Job.status.in_(ACTIVE)))
+    for user_id, gpus, series_json in rows:
+        snap.user_gpus[user_id] += gpus
+        snap.user_jobs[user_id] += 1
+        for series, count in json.loads(series_json or "{}").items():
+            snap.used[series] += count
+    waiting = db.execute(
+        select(Job.series_gpus, Job.priority).where(Job.status == "queued", Job.waiting_for == "capacity")
+    )
+    for series_json, priority in waiting:
+        for series in json.loads(series_json or "{}"):
+            snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), priority)
+    return snap
+
+
+def decide(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
+    """Return whether `demand` can take capacity now, with the reason shown to the user when it cannot."""
+    for series in demand.series_gpus:
+        if snap.capacity.get(series, 0) <= 0:
+            return Fit.NO_CAPACITY, (
+                f"no {series} capacity in this deployment: the job waits until an operator adds {series} capacity"
+            )
+    in_use = snap.user_gpus.get(demand.user_id, 0)
+    if demand.max_gpus and in_use + demand.gpus > demand.max_gpus:
+        return Fit.QUOTA_GPUS, (
+            f"quota: your active jobs use {in_use} of {demand.max_gpus} GPUs and this job needs {demand.gpus}; "
+            "it starts when they finish"
+        )
+    jobs = snap.user_jobs.get(demand.user_id, 0)
+    if demand.max_jobs and jobs + 1 > demand.max_jobs:
+        return Fit.QUOTA_JOBS, f"quota: {jobs} of {demand.max_jobs} concurrent jobs are active; it starts when one ends"
+    for series in demand.series_gpus:
+        if snap.waiting.get(series, -(2**31)) >= demand.priority:
+            return Fit.BEHIND_QUEUE, f"waiting behind earlier jobs for {series} capacity"
+    for series, count in demand.series_gpus.items():
+        free = snap.capacity.get(series, 0) - snap.used.get(series, 0)
+        if count > free:
+            total = snap.capacity.get(series, 0)
+            if count > total:
+                return Fit.NO_CAPACITY, (
+                    f"this job needs {count} {series} slots but the deployment has {total}: it cannot start here"
+                )
+            return Fit.CAPACITY_BUSY, f"capacity: {total - free} of {total} {series} slots busy; it starts when one frees"
+    return Fit.FITS, ""
+
+
+def assume(snap: Snapshot, demand: Demand) -> None:
+    """Book `demand` in the snapshot so the next decision of the same cycle already counts it."""
+    snap.user_gpus[demand.user_id] = snap.user_gpus.get(demand.user_id, 0) + demand.gpus
+    snap.user_jobs[demand.user_id] = snap.user_jobs.get(demand.user_id, 0) + 1
+    for series, count in demand.series_gpus.items():
+        snap.used[series] = snap.used.get(series, 0) + count
+
+
+def block(snap: Snapshot, demand: Demand) -> None:
+    """Record that `demand` waits for capacity, so jobs of lower or equal priority queue behind it."""
+    for series in demand.series_gpus:
+        snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), demand.priority)

@@ -1,0 +1,140 @@
+"""Per-account quota: the caps an administrator sets, and the usage measured from job rows."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ...contract import Problem
+from ..settings import QuotaDefaults
+from ..store.models import Job, Quota
+from .accounts import UserView
+from .errors import Rejected
+
+__all__ = ["ACTIVE", "QuotaView", "Usage", "get_quota", "set_quota", "usage"]
+
+ACTIVE = ("submitted", "running")  # statuses that hold quota and capacity
+
+
+@dataclass(frozen=True)
+class QuotaView:
+    """An account's caps; 0 means unlimited, an empty `allowed_profiles` allows every profile."""
+
+    max_concurrent_gpus: int
+    max_concurrent_jobs: int
+    daily_gpu_hours: float
+    max_storage_gb: float
+    allowed_profiles: tuple[str, ...] = ()
+    priority: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the wire form (`/api/usage/mine` → `quota`, admin quota body)."""
+        out = asdict(self)
+        out["allowed_profiles"] = list(self.allowed_profiles)
+        return out
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What an account uses now: active GPUs and jobs, GPU hours today and in total."""
+
+    active_gpus: int = 0
+    active_jobs: int = 0
+    gpu_hours_today: float = 0.0
+    gpu_hours_total: float = 0.0
+    running: list[str] = field(default_factory=list)
+
+
+def get_quota(db: Session, user: UserView, defaults: QuotaDefaults) -> QuotaView:
+    """Return the account's quota row, or the deployment defaults when none was set."""
+    row = db.get(Quota, user.id)
+    if row is None:
+        return QuotaView(
+            defaults.max_concurrent_gpus,
+            defaults.max_concurrent_jobs,
+            defaults.daily_gpu_hours,
+            defaults.max_storage_gb,
+            tuple(defaults.allowed_profiles),
+            defaults.priority,
+        )
+    return QuotaView(
+        row.max_concurrent_gpus,
+        row.max_concurrent_jobs,
+        row.daily_gpu_hours,
+        row.max_storage_gb,
+        tuple(json.loads(row.allowed_profiles or "[]")),
+        row.priority,
+    )
+
+
+def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer: bool) -> Any:
+    value = body.get(key)
+    if value is None or value == "":
+        return 0
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
+        problems.append(Problem(key, "invalid_request", f"must be a {'whole' if integer else ''} number ≥ 0"))
+        return 0
+    return value
+
+
+def set_quota(db: Session, user: UserView, body: dict[str, Any], defaults: QuotaDefaults) -> QuotaView:
+    """Set an account's caps from the admin body; missing keys keep their current value."""
+    current = get_quota(db, user, defaults).to_dict()
+    merged = {**current, **{k: v for k, v in body.items() if k in current}}
+    problems: list[Problem] = []
+    values = {
+        "max_concurrent_gpus": _number(merged, "max_concurrent_gpus", problems, integer=True),
+        "max_concurrent_jobs": _number(merged, "max_concurrent_jobs", problems, integer=True),
+        "daily_gpu_hours": float(_number(merged, "daily_gpu_hours", problems, integer=False)),
+        "max_storage_gb": float(_number(merged, "max_storage_gb", problems, integer=False)),
+        "priority": merged.get("priority") or 0,
+    }
+    allowed = merged.get("allowed_profiles") or []
+    if not isinstance(allowed, list) or not all(isinstance(p, str) for p in allowed):
+        problems.append(Problem("allowed_profiles", "invalid_request", "must be a list of profile names"))
+        allowed = []
+    if isinstance(values["priority"], bool) or not isinstance(values["priority"], int):
+        problems.append(Problem("priority", "invalid_request", "must be an integer"))
+    if problems:
+        raise Rejected("Invalid quota", problems)
+    row = db.get(Quota, user.id)
+    if row is None:
+        row = Quota(user_id=user.id)
+        db.add(row)
+    for key, value in values.items():
+        setattr(row, key, value)
+    row.allowed_profiles = json.dumps(allowed)
+    db.flush()
+    return get_quota(db, user, defaults)
+
+
+def _day_start(now: float) -> float:
+    return now - (now % 86400)
+
+
+def usage(db: Session, user_id: int, now: float | None = None) -> Usage:
+    """Measure an account's usage from its job rows (active GPUs and jobs; GPU hours today and in total)."""
+    now = now or time.time()
+    day = _day_start(now)
+    active_gpus = active_jobs = 0
+    today = total = 0.0
+    running: list[str] = []
+    rows = db.execute(
+        select(Job.id, Job.status, Job.requested_gpus, Job.started_at, Job.finished_at).where(Job.user_id == user_id)
+    )
+    for job_id, status, gpus, started, finished in rows:
+        if status in ACTIVE:
+            active_gpus += gpus
+            active_jobs += 1
+            running.append(job_id)
+        if started is not None:
+            end = finished if finished is not None else now
+            total += gpus * max(0.0, end - started) / 3600
+            today += gpus * max(0.0, end - max(started, day)) / 3600
+    return Usage(active_gpus, active_jobs, round(today, 4), round(total, 4), running)

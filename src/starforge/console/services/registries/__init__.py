@@ -1,0 +1,3 @@
+"""Registries that admission consults: data assets (corpora, datasets, volumes, environments), plugins, artifacts."""
+
+__all__: list[str] = []

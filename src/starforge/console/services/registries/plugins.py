@@ -1,0 +1,155 @@
+"""Plugins: published tar.gz packages, immutable per version, pinned by their directory digest."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ....bundle import BundleLimits, UnsafeBundle, directory_digest, extract_bundle
+from ....contract import Problem, is_safe_segment
+from ...store.models import Plugin
+from ..accounts import UserView
+from ..errors import Conflict, Forbidden, NotFound, Rejected
+
+__all__ = ["PluginView", "get_plugin", "list_plugins", "publish", "set_enabled"]
+
+_MANIFEST = "plugin.yaml"
+_LIMITS = BundleLimits(max_bytes=256 * 1024 * 1024, max_files=5_000)
+
+
+@dataclass(frozen=True)
+class PluginView:
+    """One published plugin version."""
+
+    owner: str
+    name: str
+    version: str
+    kind: str
+    digest: str
+    summary: str
+    enabled: bool
+    visibility: str
+    path: str
+    size_bytes: int
+    created_by: str
+    created_at: float
+
+    @property
+    def id(self) -> str:
+        """Return `<owner>/<name>`."""
+        return f"{self.owner}/{self.name}"
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the wire form of `GET /api/plugins/{owner}/{name}`."""
+        return {
+            "id": self.id, "version": self.version, "kind": self.kind, "summary": self.summary,
+            "enabled": self.enabled, "digest": self.digest, "size_bytes": self.size_bytes,
+            "created_by": self.created_by, "created_at": self.created_at,
+        }
+
+
+def _view(row: Plugin) -> PluginView:
+    return PluginView(row.owner, row.name, row.version, row.kind, row.digest, row.summary, bool(row.enabled),
+                      row.visibility, row.path, row.size_bytes, row.created_by, row.created_at)
+
+
+def _read_manifest(root: Path) -> tuple[dict[str, str], list[Problem]]:
+    import yaml
+
+    file = root / _MANIFEST
+    if not file.is_file():
+        return {}, [Problem("bundle", "invalid_request", f"the package has no {_MANIFEST}",
+                            "add plugin.yaml with name, version and summary at the package root")]
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        return {}, [Problem("bundle", "invalid_request", f"{_MANIFEST} is not valid YAML: {exc}")]
+    problems = []
+    out: dict[str, str] = {}
+    for key in ("name", "version"):
+        value = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(value, str) or not is_safe_segment(value.strip()):
+            problems.append(Problem(f"{_MANIFEST}.{key}", "not_a_safe_segment", f"{key} must be a safe segment"))
+        else:
+            out[key] = value.strip()
+    if isinstance(data, dict):
+        out["summary"] = str(data.get("summary") or "")
+        out["kind"] = str(data.get("kind") or "plugin")
+    return out, problems
+
+
+def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Path) -> PluginView:
+    """Unpack a hostile-safe package, compute its digest and register `<owner>/<name>@<version>` (409 if it exists)."""
+    if owner != user.username and not user.is_admin:
+        raise Forbidden(f"you may publish only under your own namespace ({user.username})")
+    if user.role == "viewer":
+        raise Forbidden("viewers cannot publish plugins")
+    with tempfile.TemporaryDirectory(dir=store_root) as tmp:
+        staging = Path(tmp) / "pkg"
+        staging.mkdir()
+        try:
+            extract_bundle(data, staging, _LIMITS, skip_prefixes=())
+        except UnsafeBundle as exc:
+            raise Rejected("The plugin package was refused", exc.problems) from exc
+        manifest, problems = _read_manifest(staging)
+        if problems:
+            raise Rejected("The plugin package was refused", problems)
+        name, version = manifest["name"], manifest["version"]
+        if db.scalar(select(Plugin.id).where(Plugin.owner == owner, Plugin.name == name, Plugin.version == version)):
+            raise Conflict(f"plugin {owner}/{name}@{version} is already published; versions are immutable")
+        digest = directory_digest(staging)
+        final = store_root / owner / name / version
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():
+            shutil.rmtree(final)
+        staging.rename(final)
+    row = Plugin(owner=owner, name=name, version=version, kind=manifest.get("kind", "plugin"), digest=digest,
+                 summary=manifest.get("summary", ""), enabled=True, visibility="public", path=str(final),
+                 size_bytes=len(data), created_by=user.username, created_at=time.time())
+    db.add(row)
+    db.flush()
+    return _view(row)
+
+
+def get_plugin(db: Session, owner: str, name: str, version: str | None = None) -> PluginView:
+    """Return a version (the latest when none is given) or raise NotFound."""
+    query = select(Plugin).where(Plugin.owner == owner, Plugin.name == name)
+    if version:
+        query = query.where(Plugin.version == version)
+    row = db.scalars(query.order_by(Plugin.created_at.desc(), Plugin.id.desc())).first()
+    if row is None:
+        raise NotFound(f"no plugin {owner}/{name}" + (f"@{version}" if version else ""))
+    return _view(row)
+
+
+def list_plugins(db: Session) -> list[dict[str, object]]:
+    """Return one summary per plugin id with its latest version."""
+    latest: dict[str, PluginView] = {}
+    for row in db.scalars(select(Plugin).order_by(Plugin.created_at, Plugin.id)):
+        view = _view(row)
+        latest[view.id] = view
+    return [
+        {"id": v.id, "kind": v.kind, "latest_version": v.version, "enabled": v.enabled, "summary": v.summary}
+        for v in latest.values()
+    ]
+
+
+def set_enabled(db: Session, user: UserView, owner: str, name: str, enabled: bool, version: str | None = None) -> int:
+    """Enable or disable a plugin (every version, or one); returns how many versions changed."""
+    if owner != user.username and not user.is_admin:
+        raise Forbidden("only the owner or an administrator may change a plugin")
+    query = select(Plugin).where(Plugin.owner == owner, Plugin.name == name)
+    if version:
+        query = query.where(Plugin.version == version)
+    rows = list(db.scalars(query))
+    if not rows:
+        raise NotFound(f"no plugin {owner}/{name}")
+    for row in rows:
+        row.enabled = enabled
+    return len(rows)

@@ -1,0 +1,161 @@
+"""Console settings: one frozen object built from defaults, an optional YAML config file and command-line flags."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from starforge.contract import ProfileEntry
+
+__all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings"]
+
+
+class SettingsError(ValueError):
+    """Raised when the configuration file or flags are invalid (the console refuses to start)."""
+
+
+@dataclass(frozen=True)
+class QuotaDefaults:
+    """The quota a new account gets until an administrator sets its own."""
+
+    max_concurrent_gpus: int = 16
+    max_concurrent_jobs: int = 8
+    daily_gpu_hours: float = 0.0
+    max_storage_gb: float = 0.0
+    allowed_profiles: tuple[str, ...] = ()
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class CatalogSettings:
+    """Which recipe tree the console serves, with its digest scheme and core handshake values."""
+
+    path: str | None = None
+    digest_scheme: str = "manifest"
+    core_version: str | None = None
+    core_requirement: str | None = None
+    disabled: tuple[str, ...] = ()
+
+
+def _default_profiles() -> tuple[ProfileEntry, ...]:
+    return (
+        ProfileEntry("cpu", "cpu", 1, 1, "CPU slot on the console machine"),
+        ProfileEntry("h200", "h200", 1, 8, "H200 x8"),
+    )
+
+
+def _default_capacity() -> dict[str, int]:
+    return {"cpu": max(1, os.cpu_count() or 1)}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the console needs to run; `create_app(settings)` builds the application from it."""
+
+    state_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    database_url: str = ""
+    public_url: str = ""
+    catalog: CatalogSettings = field(default_factory=CatalogSettings)
+    profiles: tuple[ProfileEntry, ...] = field(default_factory=_default_profiles)
+    capacity: dict[str, int] = field(default_factory=_default_capacity)
+    image_allowlist: tuple[str, ...] | None = None
+    quota: QuotaDefaults = field(default_factory=QuotaDefaults)
+    max_bundle_bytes: int = 512 * 1024 * 1024
+    max_bundle_files: int = 20_000
+    access_token_ttl: int = 3600
+    refresh_token_ttl: int = 30 * 24 * 3600
+    device_code_ttl: int = 900
+    device_poll_interval: int = 5
+    maintenance: bool = False
+    maintenance_note: str = ""
+    scheduler_interval: float = 0.5
+    stop_grace_seconds: float = 10.0
+    executor: str = "local"
+    passthrough_env: dict[str, str] = field(default_factory=dict)
+    run_background: bool = True
+
+    @property
+    def db_url(self) -> str:
+        """Return the SQLAlchemy URL: the configured one, else SQLite in the state directory."""
+        return self.database_url or f"sqlite:///{self.state_dir / 'console.db'}"
+
+    @property
+    def base_url(self) -> str:
+        """Return the URL jobs use to reach this console (ingest, judge)."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    def series(self) -> dict[str, str]:
+        """Return the known accelerator series with their display labels, from the profile registry."""
+        out: dict[str, str] = {}
+        for profile in self.profiles:
+            series = profile.series or profile.name
+            out.setdefault(series, series.upper())
+        return out
+
+
+def _profiles_from(raw: Any) -> tuple[ProfileEntry, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SettingsError("profiles: must be a non-empty list of {name, series, num_nodes, gpus_per_node, label}")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise SettingsError(f"profiles[{i}]: needs a name")
+        out.append(ProfileEntry.from_dict(item))
+    return tuple(out)
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Return settings from defaults, then the YAML `config_file`, then non-None keyword `overrides`."""
+    values: dict[str, Any] = {}
+    if config_file is not None:
+        import yaml
+
+        try:
+            raw = yaml.safe_load(Path(config_file).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SettingsError(f"cannot read config file {config_file}: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise SettingsError(f"config file {config_file} must hold a mapping")
+        values.update(_from_mapping(raw))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    if "state_dir" not in values:
+        raise SettingsError("a state directory is required (--state-dir)")
+    values["state_dir"] = Path(values["state_dir"]).expanduser().resolve()
+    known = {f.name for f in fields(Settings)}
+    unknown = set(values) - known
+    if unknown:
+        raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
+    return Settings(**values)
+
+
+def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "profiles":
+            out["profiles"] = _profiles_from(value)
+        elif key == "catalog":
+            if not isinstance(value, dict):
+                raise SettingsError("catalog: must be a mapping {path, digest_scheme, core_version, core_requirement}")
+            disabled = tuple(value.pop("disabled", ()) or ())
+            out["catalog"] = replace(CatalogSettings(), disabled=disabled, **value)
+        elif key == "quota":
+            if not isinstance(value, dict):
+                raise SettingsError("quota: must be a mapping")
+            allowed = tuple(value.pop("allowed_profiles", ()) or ())
+            out["quota"] = replace(QuotaDefaults(), allowed_profiles=allowed, **value)
+        elif key == "capacity":
+            if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
+                raise SettingsError("capacity: must map series names to slot counts (integers ≥ 0)")
+            out["capacity"] = {str(k): int(v) for k, v in value.items()}
+        elif key == "image_allowlist":
+            out["image_allowlist"] = None if value is None else tuple(str(v) for v in value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,108 @@
+"""The database handle: engines, write/read sessions, the capacity lock and migrations, per backend in one place.
+
+SQLite runs in WAL mode; every write transaction starts with BEGIN IMMEDIATE so writers are serialised and a
+decision taken inside one (quota, capacity) cannot race another. PostgreSQL takes a row lock (`FOR UPDATE`) on the
+`capacity` lock row instead. Read sessions never take the write lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from .models import Lock
+
+__all__ = ["Database"]
+
+_MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 60}, pool_size=8, max_overflow=32, pool_timeout=60
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """Own the engines of one console database and hand out transactional sessions."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            Path(url.split("///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+            self._write_engine = _sqlite_engine(url, immediate=True)
+            self._read_engine = _sqlite_engine(url, immediate=False)
+        else:
+            self._write_engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True, pool_timeout=60)
+            self._read_engine = self._write_engine
+        self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
+        self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """Yield a session in a write transaction, committed on success and rolled back on error."""
+        with self._writer.begin() as session:
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """Yield a session for reads (no write lock on SQLite)."""
+        with self._reader() as session, session.begin():
+            yield session
+
+    def lock_capacity(self, session: Session) -> None:
+        """Serialise quota and capacity decisions: a row lock on PostgreSQL (SQLite's writer is already exclusive)."""
+        if not self.is_sqlite:
+            session.execute(select(Lock).where(Lock.name == "capacity").with_for_update())
+
+    def migrate(self) -> None:
+        """Apply every Alembic migration (under an advisory lock on PostgreSQL), then make sure the lock rows exist."""
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        config.set_main_option("recursive_version_locations", "true")
+        config.set_main_option("version_locations", str(_MIGRATIONS / "versions"))
+        with self._write_engine.connect() as connection:
+            if not self.is_sqlite:
+                connection.exec_driver_sql("SELECT pg_advisory_lock(727211)")
+            try:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+                connection.commit()
+            finally:
+                if not self.is_sqlite:
+                    connection.exec_driver_sql("SELECT pg_advisory_unlock(727211)")
+                    connection.commit()
+        with self.write() as session:
+            if session.get(Lock, "capacity") is None:
+                session.add(Lock(name="capacity"))
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self._write_engine.dispose()
+        if self._read_engine is not self._write_engine:
+            self._read_engine.dispose()

@@ -1,0 +1,257 @@
+"""Database rows of the console (SQLAlchemy 2); services convert them to views, no route returns a row."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Admission",
+    "Artifact",
+    "AssetGrant",
+    "Base",
+    "DataAsset",
+    "DeviceCode",
+    "Idempotency",
+    "Job",
+    "JobEvent",
+    "Lock",
+    "MetricPoint",
+    "Plugin",
+    "Quota",
+    "Token",
+    "User",
+]
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))  # admin | operator | viewer
+    email: Mapped[str] = mapped_column(String(255), default="")
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    auth_source: Mapped[str] = mapped_column(String(32), default="local")
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Token(Base):
+    """Every credential, stored as the SHA-256 of its secret: access, refresh, api (long-lived) and run tokens."""
+
+    __tablename__ = "tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))  # access | refresh | api | run
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    family: Mapped[str] = mapped_column(String(32), default="")
+    name: Mapped[str] = mapped_column(String(128), default="")
+    run_id: Mapped[str] = mapped_column(String(32), default="")
+    cli_version: Mapped[str] = mapped_column(String(64), default="")
+    expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    __table_args__ = (Index("ix_tokens_family", "family"),)
+
+
+class DeviceCode(Base):
+    __tablename__ = "device_codes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    device_code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_code: Mapped[str] = mapped_column(String(16), unique=True)
+    status: Mapped[str] = mapped_column(String(16))  # pending | approved | denied | consumed
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=True)
+    device_info: Mapped[str] = mapped_column(Text, default="{}")
+    interval: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[float] = mapped_column(Float)
+    last_poll_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Quota(Base):
+    __tablename__ = "quotas"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    max_concurrent_gpus: Mapped[int] = mapped_column(Integer)
+    max_concurrent_jobs: Mapped[int] = mapped_column(Integer)
+    daily_gpu_hours: Mapped[float] = mapped_column(Float)
+    max_storage_gb: Mapped[float] = mapped_column(Float)
+    allowed_profiles: Mapped[str] = mapped_column(Text, default="[]")
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Lock(Base):
+    """Named lock rows; `capacity` serialises every decision that takes quota or capacity (PostgreSQL FOR UPDATE)."""
+
+    __tablename__ = "locks"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+
+
+class Job(Base):
+    """One admitted job. `status` changes only through `services.jobs.set_status`."""
+
+    __tablename__ = "jobs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # the run id, also the job_ref
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    username: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(255))
+    exp: Mapped[str] = mapped_column(String(1024))
+    project: Mapped[str] = mapped_column(String(255), default="")
+    profile: Mapped[str] = mapped_column(String(64))
+    recipe: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    waiting_for: Mapped[str] = mapped_column(String(16), default="")  # "" | quota | capacity | series
+    requested_gpus: Mapped[int] = mapped_column(Integer)
+    series_gpus: Mapped[str] = mapped_column(Text, default="{}")  # {"series": gpus}
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    spec_json: Mapped[str] = mapped_column(Text)
+    meta_json: Mapped[str] = mapped_column(Text, default="{}")
+    warnings_json: Mapped[str] = mapped_column(Text, default="[]")
+    package_sha: Mapped[str] = mapped_column(String(80), default="")
+    resolved_json: Mapped[str] = mapped_column(Text, default="{}")  # init_from path, corpus mount, plugin dirs
+    parent_id: Mapped[str] = mapped_column(String(32), default="")
+    action: Mapped[str] = mapped_column(String(32), default="")  # "" for training; export | eval for follow-ups
+    run_dir: Mapped[str] = mapped_column(Text, default="")
+    executor_ref: Mapped[str] = mapped_column(Text, default="")
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    log_offset: Mapped[int] = mapped_column(Integer, default=0)
+    submitted_at: Mapped[float] = mapped_column(Float)
+    started_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    finished_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    lease_owner: Mapped[str] = mapped_column(String(64), default="")
+    lease_token: Mapped[str] = mapped_column(String(64), default="")
+    lease_expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    __table_args__ = (
+        Index("ix_jobs_user_submitted", "user_id", "submitted_at"),
+        Index("ix_jobs_status", "status"),
+    )
+
+
+class JobEvent(Base):
+    __tablename__ = "job_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    at: Mapped[float] = mapped_column(Float)
+    from_status: Mapped[str] = mapped_column(String(16))
+    to_status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    __table_args__ = (Index("ix_job_events_job", "job_id"),)
+
+
+class Admission(Base):
+    """The admission audit log: every decision, with account, time, verdict and problems."""
+
+    __tablename__ = "admissions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    at: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(16))  # submit | check
+    verdict: Mapped[str] = mapped_column(String(16))  # accepted | queued | rejected | ok
+    job_id: Mapped[str] = mapped_column(String(32), default="")
+    exp: Mapped[str] = mapped_column(Text, default="")
+    recipe: Mapped[str] = mapped_column(String(255), default="")
+    problems_json: Mapped[str] = mapped_column(Text, default="[]")
+    warnings_json: Mapped[str] = mapped_column(Text, default="[]")
+    __table_args__ = (Index("ix_admissions_user_at", "user_id", "at"),)
+
+
+class Idempotency(Base):
+    __tablename__ = "idempotency"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(255))
+    status_code: Mapped[int] = mapped_column(Integer)
+    response_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (UniqueConstraint("user_id", "key", name="uq_idempotency_user_key"),)
+
+
+class DataAsset(Base):
+    """A registered corpus, dataset, volume or environment version mapped to a directory."""
+
+    __tablename__ = "data_assets"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    owner: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(128))
+    version: Mapped[str] = mapped_column(String(128))
+    path: Mapped[str] = mapped_column(Text)
+    visibility: Mapped[str] = mapped_column(String(16), default="private")
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (UniqueConstraint("kind", "owner", "name", "version", name="uq_data_assets_ref"),)
+
+
+class AssetGrant(Base):
+    __tablename__ = "asset_grants"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    owner: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(128))
+    username: Mapped[str] = mapped_column(String(64))
+    __table_args__ = (UniqueConstraint("kind", "owner", "name", "username", name="uq_asset_grants_ref"),)
+
+
+class Plugin(Base):
+    __tablename__ = "plugins"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(128))
+    version: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16), default="plugin")
+    digest: Mapped[str] = mapped_column(String(80))
+    summary: Mapped[str] = mapped_column(Text, default="")
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    visibility: Mapped[str] = mapped_column(String(16), default="public")
+    path: Mapped[str] = mapped_column(Text)
+    size_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (UniqueConstraint("owner", "name", "version", name="uq_plugins_ref"),)
+
+
+class Artifact(Base):
+    __tablename__ = "artifacts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    path: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(String(64), default="")
+    step: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    size_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    metrics_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_artifacts_run_kind", "run_id", "kind"),)
+
+
+class MetricPoint(Base):
+    __tablename__ = "metrics"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(255))
+    step: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    value: Mapped[float] = mapped_column(Float)
+    ts: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_metrics_run_key", "run_id", "key"),)

@@ -1,0 +1,84 @@
+"""An experiment's `config.yaml`, read best-effort: its `defaults:` chain resolved when possible, dotted lookups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ._digests import load_yaml
+
+__all__ = ["CONFIG_FILE", "config_lookup", "read_config"]
+
+CONFIG_FILE = "config.yaml"
+_MAX_DEPTH = 16
+
+
+class _Unresolved(Exception):
+    """A base config of the `defaults:` chain is missing or unreadable."""
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(file: Path) -> dict[str, Any]:
+    try:
+        data = load_yaml(file.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise _Unresolved(str(exc)) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _chain(file: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    if len(seen) > _MAX_DEPTH or file in seen:
+        raise _Unresolved(f"defaults cycle at {file}")
+    data = _read(file)
+    defaults = data.get("defaults")
+    entries = [defaults] if isinstance(defaults, str) else defaults if isinstance(defaults, list) else []
+    merged: dict[str, Any] = {}
+    for item in entries:
+        if not isinstance(item, str) or item.strip() in ("", "_self_"):
+            continue
+        base = (file.parent / item.strip()).resolve()
+        if not base.is_file() and base.suffix not in (".yaml", ".yml"):
+            base = base.with_name(base.name + ".yaml")
+        if not base.is_file():
+            raise _Unresolved(f"{item} not found")
+        merged = _merge(merged, _chain(base, (*seen, file)))
+    return _merge(merged, {k: v for k, v in data.items() if k != "defaults"})
+
+
+def read_config(exp_dir: Path, *, resolve: bool = True) -> dict[str, Any]:
+    """Return the experiment's config: resolved through `defaults:` if possible, else the file as written ({} if none)."""
+    file = Path(exp_dir) / CONFIG_FILE
+    if not file.is_file():
+        return {}
+    if resolve:
+        try:
+            return _chain(file.resolve(), ())
+        except _Unresolved:
+            pass
+    try:
+        return {k: v for k, v in _read(file).items() if k != "defaults"}
+    except _Unresolved:
+        return {}
+
+
+def config_lookup(config: dict[str, Any], path: str) -> tuple[bool, Any]:
+    """Return `(found, value)` for a dotted `path`: a flat key first, then nested mappings (null counts as set)."""
+    if path in config:
+        return True, config[path]
+    node: Any = config
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node

@@ -1,0 +1,48 @@
+"""The published catalog (`GET /api/recipes`, wire §6.2): envelope, one entry per enabled recipe, catalog digest."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._digests import catalog_digest
+
+if TYPE_CHECKING:
+    from ._catalog import Catalog
+    from ._recipe import Recipe
+
+__all__ = ["CATALOG_API_VERSION", "CONTRACT_VERSIONS", "catalog_payload", "recipe_entry"]
+
+CATALOG_API_VERSION = "forge/recipe-catalog/v2"
+CONTRACT_VERSIONS = ["forge/v2"]
+
+
+def recipe_entry(recipe: Recipe, scheme: str) -> dict[str, Any]:
+    """Return one published entry: identity, bundle digest under `scheme`, runtime ids, core range, sub-digests."""
+    runtime = recipe.runtime
+    return {
+        "name": recipe.id,
+        "version": recipe.version,
+        "digest": recipe.digest(scheme),
+        "framework": recipe.framework,
+        "adapter": recipe.framework,
+        "supported_framework_versions": list(runtime.versions),
+        "runtime": {
+            "default_version": runtime.default_version,
+            "versions": {v: {"runtime_id": variant.runtime_id} for v, variant in runtime.versions.items()},
+        },
+        "core_requires": recipe.requires_core,
+        "manifest_digest": recipe.manifest_digest,
+        "template_digest": recipe.template_digest,
+    }
+
+
+def catalog_payload(catalog: Catalog) -> dict[str, Any]:
+    """Return the whole payload of `catalog`, enabled recipes in product order, with its `catalog_digest`."""
+    recipes = [recipe_entry(r, catalog.scheme) for r in catalog.enabled_recipes]
+    return {
+        "apiVersion": CATALOG_API_VERSION,
+        "contract": {"versions": list(CONTRACT_VERSIONS)},
+        "core": {"version": catalog.core_version, "requirement": catalog.core_requirement},
+        "recipes": recipes,
+        "catalog_digest": catalog_digest(recipes),
+    }

@@ -1,0 +1,32 @@
+"""The child's command line: the plan's argv with `{python}` resolved and the overrides rendered per config mode."""
+
+from __future__ import annotations
+
+from ._plan import CONFIG_MODES, LaunchPlan, OverrideValue
+
+__all__ = ["PYTHON_PLACEHOLDER", "build_argv", "render_value"]
+
+PYTHON_PLACEHOLDER = "{python}"
+
+
+def render_value(value: OverrideValue) -> str:
+    """Return an override value as text: booleans as `true` / `false`, everything else in its plain form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def build_argv(plan: LaunchPlan, python: str) -> list[str]:
+    """Return the argv to execute: `{python}` replaced by `python`, then `path=value` or `--path value` appended.
+
+    The plan was validated by `parse_plan`, so a mode that cannot carry overrides never has any.
+    """
+    argv = [arg.replace(PYTHON_PLACEHOLDER, python) for arg in plan.argv]
+    style = CONFIG_MODES.get(plan.config.mode)
+    for override in plan.config.overrides:
+        text = render_value(override.value)
+        if style == "flag":
+            argv.extend([f"--{override.path}", text])
+        else:
+            argv.append(f"{override.path}={text}")
+    return argv

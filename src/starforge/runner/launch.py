@@ -1,0 +1,238 @@
+"""`forge-launch`: verify a job's JobSpec, launch plan and recipe identity, run its entrypoint and report the outcome."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from starforge.contract import JobSpec, Problem, loads, parse
+
+from ._argv import build_argv
+from ._artifacts import scan
+from ._identity import IDENTITY_VARIABLES, check_identity
+from ._ingest import IngestClient, IngestError, IngestRefused
+from ._plan import LaunchPlan, read_plan
+from ._process import Child, ChildExit, StopSignals, binary_stream
+
+__all__ = ["JOBSPEC_FILE", "PLAN_FILE", "Launcher", "main"]
+
+JOBSPEC_FILE = ".starforge/jobspec.json"
+PLAN_FILE = ".starforge/launch.json"
+_DEFAULT_GRACE = 10.0
+_PREFIX = "[forge-launch]"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `forge-launch [--workdir DIR]` and return the exit status (the child's, or 1 when the job never started)."""
+    parser = argparse.ArgumentParser(
+        prog="forge-launch",
+        description="Verify .starforge/jobspec.json and .starforge/launch.json, run the job, report its lifecycle.",
+    )
+    parser.add_argument("--workdir", default=None, help="the unpacked bundle root (default: the current directory)")
+    args = parser.parse_args(argv)
+    launcher = Launcher(
+        Path(os.path.abspath(args.workdir or os.getcwd())),
+        environ=os.environ,
+        stdout=binary_stream(sys.stdout),
+        stderr=binary_stream(sys.stderr),
+    )
+    return launcher.run()
+
+
+class Launcher:
+    """One launch: the five steps of `forge-launch`, with lifecycle reports and `[forge-launch]` status lines."""
+
+    def __init__(self, workdir: Path, *, environ: Mapping[str, str], stdout: BinaryIO, stderr: BinaryIO) -> None:
+        self.workdir = workdir
+        self.environ = dict(environ)
+        self._stdout = stdout
+        self._stderr = stderr
+        self.client = self._client()
+
+    def run(self) -> int:
+        """Launch the job and return the exit status; never raises for a bad job, only reports it."""
+        try:
+            with StopSignals(self._grace()) as stop:
+                return self._run(stop)
+        except Exception:
+            self.say("internal error:\n" + traceback.format_exc().rstrip())
+            self._lifecycle("failed", reason="launcher_error", exit_code=1, message="forge-launch crashed")
+            return 1
+
+    def say(self, message: str) -> None:
+        """Print one status line to stderr."""
+        try:
+            self._stderr.write(f"{_PREFIX} {message}\n".encode("utf-8", errors="replace"))
+            self._stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    # -- the five steps -----------------------------------------------------------------------------------------
+
+    def _run(self, stop: StopSignals) -> int:
+        # 1. the JobSpec, re-parsed
+        spec, problems = self._read_spec()
+        if spec is None:
+            return self._refuse("jobspec_invalid", f"{JOBSPEC_FILE} was rejected", problems)
+        # 2. the launch plan and the recipe identity
+        plan, problems = read_plan(self.workdir / PLAN_FILE)
+        if plan is None:
+            return self._refuse("launch_plan_invalid", f"{PLAN_FILE} was rejected", problems)
+        mismatches = check_identity(self.environ, spec, plan)
+        if mismatches:
+            self.say("refusing to start: the recipe identity differs")
+            for mismatch in mismatches:
+                self.say(f"  - {mismatch}")
+            message = "recipe identity mismatch\n" + "\n".join(f"- {m}" for m in mismatches)
+            self._lifecycle("failed", reason="identity_mismatch", exit_code=1, message=message)
+            return 1
+        self.say(f"run {plan.run_id}: {plan.recipe.name}@{plan.recipe.version} on "
+                 f"{plan.framework.kind} {plan.framework.version}")
+        # 3. starting, the child, running
+        try:
+            self._lifecycle("starting", strict=True)
+        except IngestError as exc:
+            self.say(f"the console did not accept lifecycle 'starting' ({exc}); the job is not started")
+            return 1
+        if stop.received is not None:
+            name = signal.Signals(stop.received).name
+            self.say(f"received {name} before the job started; not starting it")
+            self._lifecycle("failed", reason="stopped", signal=name, exit_code=128 + stop.received)
+            return 128 + stop.received
+        child = self._start(plan)
+        if child is None:
+            return 1
+        stop.attach(child)
+        self._lifecycle("running")
+        result = child.wait(stop, on_stop=self.say)
+        # 4. artifacts, then the outcome
+        self._register_artifacts(plan)
+        return self._finish(result)
+
+    def _read_spec(self) -> tuple[JobSpec | None, list[Problem]]:
+        path = self.workdir / JOBSPEC_FILE
+        try:
+            doc = loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None, [Problem("<root>", "missing_field", f"{path} does not exist",
+                                  "the executor unpacks the bundle with its .starforge/jobspec.json")]
+        except (OSError, ValueError) as exc:
+            return None, [Problem("<root>", "invalid_json", f"cannot read {path}: {exc}")]
+        parsed = parse(doc)
+        return parsed.spec, parsed.problems
+
+    def _start(self, plan: LaunchPlan) -> Child | None:
+        argv = build_argv(plan, sys.executable)
+        env = dict(self.environ)
+        for key, value in plan.env.items():
+            if key in IDENTITY_VARIABLES:
+                self.say(f"warning: the launch plan may not change {key}; its value was ignored")
+                continue
+            env[key] = value
+        env.setdefault("PYTHONUNBUFFERED", "1")  # live logs: a Python child would block-buffer into our pipe
+        self.say(f"starting in {self.workdir}: {shlex.join(argv)}")
+        try:
+            child = Child.start(argv, env=env, cwd=self.workdir, stdout=self._stdout, stderr=self._stderr)
+        except (OSError, ValueError) as exc:
+            self.say(f"cannot start the job: {exc}")
+            self._lifecycle("failed", reason="start_failed", exit_code=1, message=f"cannot start {argv[0]}: {exc}")
+            return None
+        self.say(f"job started (pid {child.pid})")
+        return child
+
+    def _register_artifacts(self, plan: LaunchPlan) -> None:
+        out_dir = self.environ.get("FORGE_OUT_DIR", "")
+        if not out_dir:
+            self.say("FORGE_OUT_DIR is not set; no artifacts to register")
+            return
+        found = scan(out_dir, plan.artifacts.groups(), plan.artifacts.formats)
+        for artifact in found:
+            where = f" (step {artifact.step})" if artifact.step is not None else ""
+            if self.client is None:
+                self.say(f"found {artifact.kind} {artifact.path}{where}")
+                continue
+            try:
+                self.client.artifact(artifact.kind, artifact.path, **artifact.fields())
+            except IngestError as exc:
+                self.say(f"warning: could not register {artifact.kind} {artifact.path}: {exc}")
+                if isinstance(exc, IngestRefused) and exc.status in (401, 403):
+                    return
+                continue
+            self.say(f"registered {artifact.kind} {artifact.path}{where}")
+
+    def _finish(self, result: ChildExit) -> int:
+        if result.ok:
+            self.say("job succeeded")
+            self._lifecycle("succeeded", exit_code=0)
+            return 0
+        extra: dict[str, Any] = {}
+        if result.exit_code is not None:
+            extra["exit_code"] = result.exit_code
+        killed = result.killed_by or result.stop_signal
+        if killed is not None:
+            extra["signal"] = signal.Signals(killed).name
+        if result.stop_signal is not None:
+            extra["reason"] = "stopped"
+        described = f"signal {extra['signal']}" if "signal" in extra else f"exit code {result.exit_code}"
+        self.say(f"job failed ({described}); exiting with {result.status}")
+        self._lifecycle("failed", **extra)
+        return result.status
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _refuse(self, reason: str, title: str, problems: list[Problem]) -> int:
+        self.say(f"refusing to start: {title}")
+        for problem in problems:
+            hint = f" (hint: {problem.hint})" if problem.hint else ""
+            self.say(f"  - {problem.field}: {problem.message} [{problem.code}]{hint}")
+        message = "\n".join([title] + [f"- {p.field}: {p.message}" for p in problems])
+        self._lifecycle(
+            "failed", reason=reason, exit_code=1, message=message, problems=[p.to_dict() for p in problems]
+        )
+        return 1
+
+    def _lifecycle(self, event: str, *, strict: bool = False, **extra: Any) -> None:
+        """Report a lifecycle event; errors are printed, and raised only when `strict`."""
+        if self.client is None:
+            return
+        try:
+            self.client.lifecycle(event, **extra)
+        except IngestError as exc:
+            if strict:
+                raise
+            self.say(f"warning: could not report lifecycle '{event}': {exc}")
+
+    def _client(self) -> IngestClient | None:
+        env = self.environ
+        if env.get("STARFORGE_ENABLED", "") != "1":
+            self.say("ingest disabled (STARFORGE_ENABLED is not 1): lifecycle and artifacts are not reported")
+            return None
+        missing = [name for name in ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN") if not env.get(name)]
+        if missing:
+            self.say(f"warning: STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing is reported")
+            return None
+        return IngestClient(env["STARFORGE_ENDPOINT"], env["STARFORGE_RUN_ID"], env["STARFORGE_TOKEN"])
+
+    def _grace(self) -> float:
+        raw = self.environ.get("FORGE_STOP_GRACE", "")
+        if not raw:
+            return _DEFAULT_GRACE
+        try:
+            grace = float(raw)
+        except ValueError:
+            grace = -1.0
+        if grace >= 0 and grace != float("inf"):
+            return grace
+        self.say(f"warning: FORGE_STOP_GRACE={raw!r} is not a number of seconds; using {_DEFAULT_GRACE:g}")
+        return _DEFAULT_GRACE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""A real console process on loopback for integration tests, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from tests.conftest import require_service
+
+SF = str(Path(sys.executable).with_name("sf"))
+BACKENDS = ("sqlite", "postgres")
+
+
+def free_port() -> int:
+    """Return a free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _postgres_database(admin_url: str) -> str:
+    import psycopg
+
+    name = "sf_" + uuid.uuid4().hex[:12]
+    plain = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+class ConsoleProcess:
+    """A `sf console up` process: `.url`, `.admin_token`, `.state_dir`, `.token_for(user, role)`, stop/start."""
+
+    def __init__(self, state_dir: Path, *, database_url: str = "", config: dict[str, Any] | None = None,
+                 extra_args: tuple[str, ...] = ()) -> None:
+        self.state_dir = state_dir
+        self.database_url = database_url
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.config_file = state_dir.parent / f"{state_dir.name}-config.yaml"
+        self.config_file.write_text(yaml.safe_dump(config or {}), encoding="utf-8")
+        self.extra_args = extra_args
+        self.admin_token = ""
+        self.proc: subprocess.Popen[str] | None = None
+        self.log_file = state_dir.parent / f"{state_dir.name}-console.log"
+
+    def _db_args(self) -> list[str]:
+        args = ["--state-dir", str(self.state_dir), "--config", str(self.config_file)]
+        if self.database_url:
+            args += ["--database-url", self.database_url]
+        return args
+
+    def start(self) -> None:
+        """Start the process and wait until `/api/version` answers (the admin token is read on first start)."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        log = self.log_file.open("a")
+        self.proc = subprocess.Popen(
+            [SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(), *self.extra_args],
+            stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+        )
+        deadline = time.time() + 60
+        if not self.admin_token:
+            assert self.proc.stdout is not None
+            line = self.proc.stdout.readline()
+            if "admin token" in line:
+                self.admin_token = line.rsplit(" ", 1)[-1].strip()
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"console exited early:\n{self.log_file.read_text()[-4000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/api/version", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError(f"console did not start:\n{self.log_file.read_text()[-4000:]}")
+        if not self.admin_token:
+            self.admin_token = self.token_for("admin", "admin")
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop the process (SIGTERM, or SIGKILL with `kill=True`)."""
+        if self.proc is None:
+            return
+        if kill:
+            self.proc.kill()
+        else:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def token_for(self, user: str, role: str = "operator") -> str:
+        """Return a new API token for `user` (created with `role` if missing) via `sf console token create`."""
+        result = subprocess.run(
+            [SF, "console", "token", "create", "--user", user, "--role", role, *self._db_args()],
+            capture_output=True, text=True, check=True,
+        )
+        return result.stdout.strip()
+
+    def sf(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        """Run an operator command (`sf console …`) against this console's state."""
+        return subprocess.run([SF, "console", *args, *self._db_args()], capture_output=True, text=True, check=check)
+
+    def client(self, token: str) -> httpx.Client:
+        """Return an HTTP client for the API with a bearer token."""
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+@pytest.fixture(scope="session")
+def _pg_admin_url(request: pytest.FixtureRequest) -> str:
+    return require_service("PostgreSQL", "STARFORGE_TEST_POSTGRES_URL", "run `scripts/services.sh up`")
+
+
+def make_console(tmp_path_factory: pytest.TempPathFactory, backend: str, *, config: dict[str, Any] | None = None,
+                 extra_args: tuple[str, ...] = ()) -> ConsoleProcess:
+    """Create (not start) a console on a fresh state directory and database of `backend`."""
+    state = tmp_path_factory.mktemp(f"console-{backend}") / "state"
+    state.mkdir()
+    database_url = ""
+    if backend == "postgres":
+        database_url = _postgres_database(
+            require_service("PostgreSQL", "STARFORGE_TEST_POSTGRES_URL", "run `scripts/services.sh up`")
+        )
+    return ConsoleProcess(state, database_url=database_url, config=config, extra_args=extra_args)
+
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "capacity": {"cpu": 2},
+    "image_allowlist": ["nvcr.io", "registry.internal:5000"],
+}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def console(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
+    """A running console (module scope) on SQLite and on PostgreSQL; tests use their own user names."""
+    proc = make_console(tmp_path_factory, request.param, config=DEFAULT_CONFIG)
+    proc.start()
+    yield proc
+    proc.stop()
+    shutil.rmtree(proc.state_dir / "runs", ignore_errors=True)
+
+
+@pytest.fixture
+def forge_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private FORGE_HOME for client commands, with FORGE_SERVER unset."""
+    home = tmp_path / "forge-home"
+    home.mkdir()
+    monkeypatch.setenv("FORGE_HOME", str(home))
+    monkeypatch.delenv("FORGE_SERVER", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return home
+
+
+def unique(prefix: str = "u") -> str:
+    """Return a unique, valid user name."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"

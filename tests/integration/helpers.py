@@ -1,0 +1,94 @@
+"""Helpers for integration tests: specs built from the console's own catalog, bundles, wire submissions."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import Any
+
+import httpx
+
+from starforge.bundle import BundleFile, pack_bytes
+
+
+def catalog_entry(client: httpx.Client, recipe: str) -> dict[str, Any]:
+    """Return the published catalog entry of `recipe`."""
+    payload = client.get("/api/recipes").json()
+    for entry in payload["recipes"]:
+        if entry["name"] == recipe:
+            return dict(entry, core=payload["core"])
+    raise AssertionError(f"{recipe} is not published")
+
+
+def spec_for(
+    client: httpx.Client,
+    recipe: str = "tinyrl/grpo",
+    *,
+    exp: str = "experiments/toy",
+    series: str = "cpu",
+    gpus: int = 1,
+    nodes: int = 1,
+    hyperparams: dict[str, Any] | None = None,
+    **spec_extra: Any,
+) -> dict[str, Any]:
+    """Return a valid JobSpec for `recipe` using the console's published version, digest and runtime id."""
+    entry = catalog_entry(client, recipe)
+    version = entry["runtime"]["default_version"]
+    runtime_id = entry["runtime"]["versions"][version].get("runtime_id", "")
+    framework: dict[str, Any] = {"kind": entry["framework"], "version": version}
+    if runtime_id:
+        framework["runtime_id"] = runtime_id
+    doc: dict[str, Any] = {
+        "apiVersion": "forge/v2",
+        "kind": "TrainingJob",
+        "metadata": {"name": exp.rsplit("/", 1)[-1], "project": "it-lab"},
+        "spec": {
+            "recipe": {"name": recipe, "version": entry["version"], "digest": entry["digest"]},
+            "source": {"exp": exp},
+            "framework": framework,
+            "resources": {"pools": [{"name": "all", "nodes": nodes, "gpus_per_node": gpus, "series": series}]},
+        },
+        "provenance": {"core_version": entry["core"]["version"], "git_commit": "3f2a9c1", "config_sha": "none"},
+    }
+    if hyperparams:
+        doc["spec"]["hyperparams"] = hyperparams
+    doc["spec"].update(copy.deepcopy(spec_extra))
+    return doc
+
+
+def bundle(files: dict[str, bytes | str] | None = None) -> bytes:
+    """Return a gzip tar bundle of `{path: content}` (a tiny experiment by default)."""
+    files = files or {"experiments/toy/config.yaml": "grpo:\n  max_num_steps: 5\n"}
+    members = [BundleFile(name, data.encode() if isinstance(data, str) else data) for name, data in files.items()]
+    data, _info = pack_bytes(members)
+    return data
+
+
+def submit(
+    client: httpx.Client,
+    spec: dict[str, Any],
+    *,
+    data: bytes | None = None,
+    profile: str | None = None,
+    key: str | None = None,
+    extra_meta: dict[str, Any] | None = None,
+) -> httpx.Response:
+    """POST /api/jobs exactly as the sf client does (gzip body, X-Forge-Meta, Idempotency-Key)."""
+    pools = spec.get("spec", {}).get("resources", {}).get("pools", [{}])
+    meta = {
+        "exp": spec["spec"]["source"]["exp"],
+        "profile": profile or (pools[0].get("series") if pools else "cpu"),
+        "git_commit": "3f2a9c1",
+        "git_dirty": False,
+        "config_sha": "none",
+        **(extra_meta or {}),
+        "spec": spec,
+    }
+    body = bundle() if data is None else data
+    headers = {
+        "Content-Type": "application/gzip",
+        "X-Forge-Meta": json.dumps(meta, ensure_ascii=True),
+        "Idempotency-Key": key or uuid.uuid4().hex,
+    }
+    return client.post("/api/jobs", content=body, headers=headers)

@@ -1,0 +1,79 @@
+"""Quota: impossible requests refused, busy ones queued with a reason, and no over-admission under a race."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.conftest import BACKENDS, ConsoleProcess, make_console, unique
+from tests.integration.helpers import spec_for, submit
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def quiet_console(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A console whose jobs are admitted but never launched (no background loops), with plenty of cpu slots."""
+    proc = make_console(tmp_path_factory, request.param,
+                        config={"capacity": {"cpu": 1000}, "run_background": False})
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+def _with_quota(console: ConsoleProcess, **quota: Any) -> tuple[str, httpx.Client]:
+    name = unique("q")
+    token = console.token_for(name)
+    with console.client(console.admin_token) as admin:
+        response = admin.post("/api/admin/quotas", json={"username": name, **quota})
+        assert response.status_code == 200, response.text
+    return name, console.client(token)
+
+
+def test_exact_fit_is_admitted_and_over_cap_refused(quiet_console: ConsoleProcess) -> None:
+    _name, api = _with_quota(quiet_console, max_concurrent_gpus=16)
+    assert submit(api, spec_for(api, series="h200", nodes=2, gpus=8)).status_code in (200, 202)
+    refused = submit(api, spec_for(api, series="h200", nodes=3, gpus=8))
+    assert refused.status_code == 400
+    problem = refused.json()["problems"][0]
+    assert (problem["field"], problem["code"]) == ("spec.resources.pools", "quota_exceeded")
+    assert "24" in problem["message"] and "16" in problem["message"]
+
+
+def test_over_concurrency_is_queued_with_a_reason(quiet_console: ConsoleProcess) -> None:
+    _name, api = _with_quota(quiet_console, max_concurrent_gpus=2, max_concurrent_jobs=10)
+    first = submit(api, spec_for(api, gpus=2))
+    assert first.status_code == 200 and first.json()["queued"] is False
+    second = submit(api, spec_for(api, gpus=1))
+    assert second.status_code == 202 and second.json()["queued"] is True
+    assert "quota" in second.json()["message"]
+    row = api.get("/api/job", params={"id": second.json()["job_id"]}).json()
+    assert row["status"] == "queued" and "quota" in row["message"]
+
+
+def test_profile_not_allowed_is_403(quiet_console: ConsoleProcess) -> None:
+    _name, api = _with_quota(quiet_console, allowed_profiles=["cpu"])
+    response = submit(api, spec_for(api, series="h200", gpus=8), profile="h200")
+    assert response.status_code == 403
+    assert response.json()["problems"][0]["field"] == "X-Forge-Meta.profile"
+
+
+def test_concurrent_submissions_never_over_admit(quiet_console: ConsoleProcess) -> None:
+    cap = 5
+    _name, api = _with_quota(quiet_console, max_concurrent_gpus=cap, max_concurrent_jobs=1000)
+    spec = spec_for(api, gpus=1)
+    token = api.headers["Authorization"]
+
+    def one(_: int) -> httpx.Response:
+        with httpx.Client(base_url=quiet_console.url, headers={"Authorization": token}, timeout=120) as client:
+            return submit(client, spec)
+
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        responses = list(pool.map(one, range(200)))
+    assert all(r.status_code in (200, 202) for r in responses), {r.status_code for r in responses}
+    started = [r for r in responses if r.json()["queued"] is False]
+    assert len(started) == cap
+    rows = api.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"]
+    assert sum(1 for r in rows if r["status"] == "submitted") == cap
+    assert sum(1 for r in rows if r["status"] == "queued") == 200 - cap

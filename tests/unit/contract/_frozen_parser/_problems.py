@@ -1,0 +1,143 @@
+"""Problems: what a rule reports when user input breaks it, with the one table of stable codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CODES", "Problem", "render_problems"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken rule: the dotted `field` path, a stable `code`, a readable `message` and a `hint` to fix it."""
+
+    field: str
+    code: str
+    message: str
+    hint: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the wire form `{field, code, message, hint}`."""
+        return {"field": self.field, "code": self.code, "message": self.message, "hint": self.hint}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Problem:
+        """Rebuild a problem from its wire form, tolerating missing keys."""
+        if not isinstance(data, dict):
+            return cls("<root>", "unknown", str(data))
+        return cls(
+            str(data.get("field") or "<root>"),
+            str(data.get("code") or "unknown"),
+            str(data.get("message") or ""),
+            str(data.get("hint") or ""),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+def render_problems(title: str, problems: list[Problem]) -> str:
+    """Render the wire `detail` text: the title, then one `- field: message` bullet per problem."""
+    lines = [title.rstrip(":")]
+    lines.extend(f"- {p.field}: {p.message}" for p in problems)
+    return "\n".join(lines)
+
+
+# Every code a rule of StarForge can emit, with what it means. Match on `field` and `code`, never on the message.
+CODES: dict[str, str] = {
+    # envelope and types
+    "missing_field": "a required key is absent, null or empty",
+    "empty_object": "an object that must carry content is empty",
+    "not_an_object": "the value must be a JSON object",
+    "not_a_list": "the value must be a JSON array",
+    "not_a_string": "the value must be a JSON string",
+    "not_a_boolean": "the value must be a JSON boolean",
+    "not_an_integer": "the value must be a JSON integer (not a boolean, not 8.0)",
+    "not_a_number": "the value must be a JSON number (not a boolean)",
+    "not_finite": "NaN and infinities are refused",
+    "not_positive": "the number must be greater than zero",
+    "out_of_range": "the number is outside its allowed range",
+    "unsupported_api_version": "apiVersion is not forge/v2",
+    "unsupported_kind": "kind is not TrainingJob",
+    # names and references
+    "not_a_safe_segment": "a name is not a safe segment ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "name_too_long": "metadata.name is longer than 255 characters",
+    "invalid_project": "metadata.project does not match ^[A-Za-z0-9._-]+$",
+    "invalid_exp_path": "spec.source.exp is not a relative path of safe segments",
+    "invalid_recipe_id": "a recipe id is not <framework>/<method>",
+    "invalid_digest": "a digest is not sha256: followed by 64 lowercase hex characters",
+    "invalid_reference": "a reference is not <owner>/<name>[@version]",
+    "version_required": "the reference must name a version",
+    "invalid_init_from": "init_from is not run/<run_id>/<kind>[@step=<N>]",
+    "invalid_version": "a version is not a valid PEP 440 version",
+    "invalid_git_commit": "git_commit is not 4-64 lowercase hex characters",
+    "invalid_config_sha": "config_sha is not 12 lowercase hex characters or 'none'",
+    "invalid_url": "a URL is not an absolute http(s) URL without whitespace",
+    "invalid_image_reference": "an image reference has whitespace or a malformed @sha256 digest",
+    # spec rules
+    "entrypoint_forbidden": "spec.source.entrypoint must be empty: the entrypoint belongs to the recipe",
+    "pools_empty": "no resource pool is declared",
+    "duplicate_pool_name": "two pools share a name",
+    "unknown_pool": "a role points at a pool that is not declared",
+    "invalid_plugin_id": "a plugin id is not <owner>/<name>",
+    "invalid_plugin_version": "a plugin version is not ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "duplicate_plugin": "the same plugin id is listed twice",
+    "plugin_leaf_collision": "two plugins would unpack into the same forge_plugins/<leaf>/ directory",
+    "volume_has_version": "a volume reference carries an @version",
+    "volume_name_collision": "two volumes from different owners share a name",
+    "path_not_relative": "a dataset path must be a relative file inside the dataset",
+    "overlap_ratio_without_target": "max_overlap_ratio needs overlap_with",
+    "gates_without_suites": "evaluation gates need suites",
+    "gate_metric_invalid": "a gate metric is not <benchmark>/<metric>",
+    "gate_without_bound": "a gate needs at least one of min, max, max_regression",
+    "gate_suite_unknown": "a gate's benchmark is not one of the suites",
+    "min_greater_than_max": "a gate's min is above its max",
+    # catalog handshake (H4-H8)
+    "recipe_unknown": "the recipe is not in the catalog (or is disabled)",
+    "recipe_version_mismatch": "recipe.version differs from the catalog",
+    "recipe_digest_mismatch": "recipe.digest differs from the catalog",
+    "framework_kind_mismatch": "framework.kind differs from the recipe's framework",
+    "framework_version_unsupported": "framework.version is not a runtime variant of the recipe",
+    "runtime_id_mismatch": "framework.runtime_id differs from the variant's runtime_id",
+    "core_version_incompatible": "the client core version is outside the catalog or recipe range",
+    # recipe gates (R1-R7)
+    "unknown_hyperparameter": "hyperparameters not declared by the recipe",
+    "missing_hyperparameter": "a required hyperparameter is absent",
+    "duplicate_hyperparameter": "a parameter is given both by name and by config path",
+    "hyperparameter_type": "a hyperparameter has the wrong JSON type",
+    "hyperparameter_range": "a hyperparameter is outside its bounds",
+    "hyperparameter_choice": "a hyperparameter is not one of its choices",
+    "lifecycle_action_unknown": "an on_success action is not declared by the recipe",
+    "observability_url_required": "the recipe reports externally: observability_url is required",
+    "observability_url_forbidden": "the platform collects observability: observability_url is forbidden",
+    "image_required": "a custom recipe needs an image",
+    "model_base_required": "the framework needs spec.model.base",
+    "train_data_required": "the framework needs training data",
+    "validation_data_required": "the framework needs validation data",
+    "role_unknown": "a role is not declared by the recipe",
+    "role_unmapped": "with several pools every recipe role must be mapped",
+    "pool_idle": "a pool hosts no recipe role",
+    # policy (console)
+    "image_not_allowed": "the image registry host is not on the deployment allowlist",
+    "artifact_unknown": "init_from names an artifact that does not exist or is not readable",
+    "corpus_unknown": "the corpus is not registered or not readable",
+    "reference_unknown": "a dataset, volume or environment is not registered or not readable",
+    "plugin_unknown": "the plugin is not registered, enabled and visible",
+    "plugin_digest_mismatch": "the plugin digest differs from the registry record",
+    "profile_unknown": "the profile is not registered",
+    "profile_not_allowed": "the profile is not allowed for this account",
+    "series_unknown": "a pool series is not in the profile registry",
+    "quota_exceeded": "the request can never fit the account's quota",
+    "quota_exhausted": "the account's daily GPU-hour budget is used up",
+    "bundle_unsafe": "the bundle holds a path, link or file the console refuses",
+    "bundle_too_large": "the bundle exceeds a size, count or expansion limit",
+    "meta_invalid": "X-Forge-Meta is missing or malformed",
+    "invalid_profile": "a --profile expression is malformed or names an unknown profile",
+    "invalid_json": "the document is not valid JSON",
+    # warnings
+    "unknown_field": "(warning) an unknown key was ignored",
+    "duplicate_key": "(warning) a JSON object repeated a key; the last value won",
+    "owner_ignored": "(warning) metadata.owner is set by the console",
+    "duplicate_volume": "(warning) an exact repeat of a volume was collapsed",
+}

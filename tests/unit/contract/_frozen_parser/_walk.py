@@ -1,0 +1,171 @@
+"""The parse context: collects problems and warnings while typed readers walk a JSON document."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._problems import Problem
+
+__all__ = ["ANY_KEYS", "MISSING", "Walk", "type_name"]
+
+
+_FLAT = (str, int, bool, float, type(None))
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class _AnyKeys(frozenset[str]):
+    """A key set that admits every key (free-form maps such as labels, roles and hyperparams)."""
+
+    def issuperset(self, other: Any) -> bool:
+        return True
+
+
+ANY_KEYS: frozenset[str] = _AnyKeys()
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class Walk:
+    """Collect problems and warnings; typed readers return a value or None after reporting why."""
+
+    __slots__ = ("problems", "warnings")
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def bad(self, field: str, code: str, message: str, hint: str = "") -> None:
+        """Record a problem."""
+        self.problems.append(Problem(field, code, message, hint))
+
+    def warn(self, field: str, code: str, message: str) -> None:
+        """Record a warning (never a rejection)."""
+        self.warnings.append(Problem(field, code, message))
+
+    def obj(self, value: Any, field: str, known: frozenset[str]) -> dict[str, Any] | None:
+        """Return `value` as an object (`null` and absent become `{}`), warning on unknown and repeated keys."""
+        if type(value) is dict and known.issuperset(value):
+            return value
+        if value is None or value is MISSING:
+            return {}
+        if not isinstance(value, dict):
+            self.bad(field, "not_an_object", f"must be an object, got {_type_name(value)}")
+            return None
+        prefix = "" if field == "<root>" else f"{field}."
+        repeated = None if type(value) is dict else getattr(value, "repeated_keys", None)
+        if repeated:
+            for key in repeated:
+                self.warn(prefix + (key or '""'), "duplicate_key", "key repeated in the JSON object; the last value wins")
+        if not known.issuperset(value):
+            for key in value:
+                if key not in known:
+                    self.warn(prefix + (key or '""'), "unknown_field", "unknown field, ignored")
+        return value
+
+    def string(self, container: dict[str, Any], key: str, field: str, *, required: bool = False) -> str | None:
+        """Return the trimmed string at `key` (`""` when absent or null); None after reporting a problem."""
+        value = container.get(key)
+        if type(value) is str:
+            value = value.strip()
+            if value or not required:
+                return value
+            self.bad(field, "missing_field", "is required and must not be blank")
+            return None
+        if value is None:
+            if required:
+                self.bad(field, "missing_field", "is required")
+                return None
+            return ""
+        if not isinstance(value, str):
+            self.bad(field, "not_a_string", f"must be a string, got {_type_name(value)}")
+            return None
+        value = value.strip()
+        if required and not value:
+            self.bad(field, "missing_field", "is required and must not be blank")
+            return None
+        return value
+
+    def positive_int(self, value: Any, field: str) -> int | None:
+        """Return `value` when it is a JSON integer ≥ 1; None after reporting a problem."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.bad(field, "not_an_integer", f"must be a positive integer, got {_type_name(value)}")
+            return None
+        if value < 1:
+            self.bad(field, "not_positive", f"must be a positive integer, got {value}")
+            return None
+        return value
+
+    def finite_number(self, value: Any, field: str) -> float | None:
+        """Return `value` when it is a finite JSON number (not a boolean); None after reporting a problem."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.bad(field, "not_a_number", f"must be a number, got {_type_name(value)}")
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            self.bad(field, "not_finite", "must be a finite number", "NaN and infinities are refused")
+            return None
+        return value
+
+    def list_of(self, value: Any, field: str) -> list[Any] | None:
+        """Return `value` as a list (`null` and absent become `[]`); None after reporting a problem."""
+        if value is None or value is MISSING:
+            return []
+        if not isinstance(value, list):
+            self.bad(field, "not_a_list", f"must be an array, got {_type_name(value)}")
+            return None
+        return value
+
+    def no_non_finite(self, value: Any, field: str) -> bool:
+        """Report every NaN or infinity inside `value` at its own path; return True when there is none."""
+        if (
+            type(value) is dict
+            and all(type(v) in _FLAT for v in value.values())
+            and all(math.isfinite(v) for v in value.values() if type(v) is float)
+        ):
+            return True
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return True
+            self.bad(field, "not_finite", "must be a finite number", "NaN and infinities are refused")
+            return False
+        if isinstance(value, dict):
+            ok = True
+            for key, item in value.items():
+                ok = self.no_non_finite(item, f"{field}.{key}") and ok
+            return ok
+        if isinstance(value, list):
+            ok = True
+            for index, item in enumerate(value):
+                ok = self.no_non_finite(item, f"{field}[{index}]") and ok
+            return ok
+        return True
+
+
+def type_name(value: Any) -> str:
+    """Return a short English name of a JSON value's type ("a string", "null", …)."""
+    return _type_name(value)
