@@ -144,8 +144,9 @@ def _final_status(console: Console, job: Job, end: LogEvent) -> str:
         parsed = json.loads(data)
     except ValueError:
         parsed = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("status"), str):
-        return parsed["status"].lower()
+    status = parsed.get("status") if isinstance(parsed, dict) else None
+    if isinstance(status, str):
+        return status.lower()
     if data.lower() in TERMINAL:
         return data.lower()
     return console.job(job.ref).status

@@ -55,7 +55,13 @@ def login(
     """Log in and store the credentials for this console (exit 0 logged in, 1 refused)."""
     if ctx.invoked_subcommand is not None:
         return
-    from starforge.client import ConsoleError, ForgeHome, login_with_token, poll_device_login, start_device_login
+    from starforge.client import (
+        ConsoleError,
+        ForgeHome,
+        login_with_token,
+        poll_device_login,
+        start_device_login,
+    )
 
     out = Output(as_json=as_json)
     home = ForgeHome.from_env()

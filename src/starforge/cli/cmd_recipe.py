@@ -134,14 +134,15 @@ def status(
         for row, item in zip(rows, inspections, strict=True):
             label = f" ({item.label})" if item.label and item.label != item.state else ""
             mark = "✓" if row["admits"] else "✗"
-            out.line(f"{mark} {row['exp']}  {item.state}{label}  {item.recipe_id}@{item.framework_version}".rstrip("@"))
+            what = f"  {item.recipe_id}" + (f"@{item.framework_version}" if item.framework_version else "")
+            out.line(f"{mark} {row['exp']}  {item.state}{label}{what if item.recipe_id else ''}")
             if item.message:
                 out.line(f"    {item.message}")
             if item.diffs:
                 out.line(_diff_table(out, item.diffs, ["field", "locked", "current"]))
             if server:
                 out.line(f"    console: {row['server']['message']}")
-            if item.state != "current":
+            if item.state not in ("current", "sdk_incompatible") and (item.state != "malformed" or "legacy" in item.message):
                 out.hint(f"sf recipe upgrade {row['exp']}")
     if not ok:
         raise typer.Exit(EXIT_REFUSED)

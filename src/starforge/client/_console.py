@@ -100,11 +100,15 @@ class Console:
         creds = self._credentials
         if creds is None:
             raise NotLoggedIn(f"not logged in to {self.server}", hint=f"run `sf login --server {self.server}`")
+        if not creds.expired(self._clock()):
+            return creds.access_token
+        if self._home is not None:
+            creds = self._home.credentials(self.server) or creds  # another `sf` may have refreshed (and rotated) it
         if creds.expired(self._clock()):
             creds = refresh(self._http, creds, clock=self._clock, sleep=self._sleep)
-            self._credentials = creds
             if self._home is not None:
                 self._home.save_credentials(self.server, creds)
+        self._credentials = creds
         return creds.access_token
 
     def _get(self, path: str, *, read_timeout: float | None = None) -> dict[str, Any]:

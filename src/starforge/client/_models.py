@@ -204,10 +204,13 @@ class Metrics:
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Metrics:
-        """Read `{"points": [{key, step, value, ts}]}` or `{"metrics": {key: [{step, value, ts}]}}`."""
+        """Read `{"series": {key: [[step, value, ts], …]}}`, `{"metrics": {key: [{step, value, ts}]}}` or
+        `{"points": [{key, step, value, ts}]}`; non-numeric values are skipped."""
         grouped: dict[str, list[MetricPoint]] = {}
 
         def add(key: Any, point: Any) -> None:
+            if isinstance(point, list | tuple) and len(point) >= 2:
+                point = {"step": point[0], "value": point[1], "ts": point[2] if len(point) > 2 else None}
             if not isinstance(point, dict):
                 return
             value = point.get("value")
@@ -218,11 +221,12 @@ class Metrics:
         for point in body.get("points") or []:
             if isinstance(point, dict):
                 add(point.get("key"), point)
-        by_key = body.get("metrics")
-        if isinstance(by_key, dict):
-            for key, points in by_key.items():
-                for point in points if isinstance(points, list) else []:
-                    add(key, point)
+        for name in ("series", "metrics"):
+            by_key = body.get(name)
+            if isinstance(by_key, dict):
+                for key, points in by_key.items():
+                    for point in points if isinstance(points, list) else []:
+                        add(key, point)
         series = {k: tuple(sorted(v, key=lambda p: p.step)) for k, v in sorted(grouped.items())}
         return cls(series, dict(body))
 

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from .api.errors import install_error_handlers
-from .api.routers import account, admin, auth, cluster, jobs, meta, plugins
+from .api.routers import account, admin, auth, cluster, ingest, jobs, logs, meta, plugins
 from .runtime import Runtime, load_served_catalog
 from .settings import Settings
 from .store import Database
@@ -70,6 +70,6 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.router.redirect_slashes = False
     app.state.runtime = rt
     install_error_handlers(app)
-    for module in (meta, auth, account, cluster, jobs, admin, plugins):
+    for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins):
         app.include_router(module.router)
     return app

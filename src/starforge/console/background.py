@@ -1,4 +1,4 @@
-"""Background work of the console (scheduler, executor polling); filled in by the scheduler package."""
+"""Start the console's background work: the local executor and the scheduler loop (reconciling first)."""
 
 from __future__ import annotations
 
@@ -8,5 +8,12 @@ __all__ = ["start_background"]
 
 
 def start_background(rt: Runtime) -> None:
-    """Start the loops that advance jobs (none yet: admitted jobs wait in their admission status)."""
-    return None
+    """Create the executor, publish its capacity, reconcile jobs left by a previous process and start the loop."""
+    from .executors import LocalExecutor
+    from .scheduler import BackgroundLoop, Scheduler
+
+    executor = LocalExecutor(rt.settings.capacity)
+    rt.capacity = executor.capacity()
+    loop = BackgroundLoop(rt, Scheduler(rt, executor), rt.settings.scheduler_interval)
+    rt.background.append(loop)
+    loop.start()

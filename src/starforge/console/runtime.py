@@ -37,6 +37,11 @@ class Runtime:
     catalog: Any
     wakeup: threading.Event = field(default_factory=threading.Event)
     background: list[Any] = field(default_factory=list)
+    capacity: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.capacity:
+            self.capacity = dict(self.settings.capacity)
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job (admitted spec, launch plan)."""

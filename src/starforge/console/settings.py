@@ -76,6 +76,7 @@ class Settings:
     stop_grace_seconds: float = 10.0
     executor: str = "local"
     passthrough_env: dict[str, str] = field(default_factory=dict)
+    framework_dirs: dict[str, str] = field(default_factory=dict)
     run_background: bool = True
 
     @property

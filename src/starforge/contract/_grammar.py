@@ -37,6 +37,7 @@ _INIT_FROM_FAST = re.compile(rf"run/({_SEG})/({_SEG})(?:@step=([0-9]+))?")
 _PROJECT = re.compile(r"[A-Za-z0-9._-]+")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _ASCII_DIGITS = re.compile(r"[0-9]+")
+_PLAIN_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")  # the usual `0.3.56`: a fast path, and a subset of _PEP440
 # PEP 440 public and local versions, case-insensitive, with the spelling variants the spec normalises.
 _PEP440 = re.compile(
     r"""
@@ -69,7 +70,7 @@ def is_safe_segment(value: str) -> bool:
 
 def is_pep440(value: str) -> bool:
     """Return True when `value` is a valid PEP 440 version (surrounding whitespace not allowed)."""
-    return _PEP440.fullmatch(value) is not None
+    return _PLAIN_RELEASE.fullmatch(value) is not None or _PEP440.fullmatch(value) is not None
 
 
 def check_safe_segment(value: str, field: str, what: str = "name") -> list[Problem]:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._build import new_job_spec, new_metadata, new_provenance, new_spec
 from ._grammar import check_project, check_safe_segment, is_pep440, match_segment
 from ._model import API_VERSION, KIND_TRAINING, JobSpec, Metadata, Provenance, Spec
 from ._parse_spec import (
@@ -66,29 +67,31 @@ def parse(doc: Any) -> Parsed:
         w.bad("<root>", "not_an_object", f"a JobSpec must be a JSON object, got {type_name(doc)}")
         return Parsed(None, w.problems, w.warnings)
     w.obj(doc, "<root>", _ROOT_KNOWN)
-    for key in _ROOT_KEYS:
-        if key not in doc or (key in ("apiVersion", "kind", "spec") and doc[key] is None):
-            w.bad(key, "missing_field", "is required", _ROOT_HINTS[key])
-    if "apiVersion" in doc and doc["apiVersion"] is not None and doc["apiVersion"] != API_VERSION:
+    api_version, kind, spec_value = doc.get("apiVersion"), doc.get("kind"), doc.get("spec")
+    if api_version is None or kind is None or spec_value is None or not doc.keys() >= _ROOT_KNOWN:
+        for key in _ROOT_KEYS:
+            if key not in doc or (key in ("apiVersion", "kind", "spec") and doc[key] is None):
+                w.bad(key, "missing_field", "is required", _ROOT_HINTS[key])
+    if api_version is not None and api_version != API_VERSION:
         w.bad(
             "apiVersion",
             "unsupported_api_version",
-            f"must be {API_VERSION}, got {doc['apiVersion']!r}",
+            f"must be {API_VERSION}, got {api_version!r}",
             "old specs are never upgraded silently: rebuild it with `sf submit`",
         )
-    if "kind" in doc and doc["kind"] is not None and doc["kind"] != KIND_TRAINING:
+    if kind is not None and kind != KIND_TRAINING:
         w.bad(
             "kind",
             "unsupported_kind",
-            f"must be {KIND_TRAINING}, got {doc['kind']!r}",
+            f"must be {KIND_TRAINING}, got {kind!r}",
             "export and evaluation are lifecycle actions of a training job (spec.lifecycle.on_success)",
         )
     metadata = _read_metadata(w, doc.get("metadata", MISSING)) if "metadata" in doc else None
-    spec = _read_spec(w, doc["spec"]) if doc.get("spec") is not None else None
+    spec = _read_spec(w, spec_value) if spec_value is not None else None
     provenance = _read_provenance(w, doc.get("provenance")) if "provenance" in doc else None
     if w.problems or metadata is None or spec is None or provenance is None:
         return Parsed(None, w.problems, w.warnings)
-    return Parsed(JobSpec(metadata, spec, provenance), w.problems, w.warnings)
+    return Parsed(new_job_spec(metadata, spec, provenance, API_VERSION, KIND_TRAINING), w.problems, w.warnings)
 
 
 def parse_or_raise(doc: Any) -> JobSpec:
@@ -135,7 +138,7 @@ def _read_metadata(w: Walk, value: Any) -> Metadata | None:
     display_name = w.string(obj, "metadata", "display_name")
     if len(w.problems) != before or labels is None:
         return None
-    return Metadata(
+    return new_metadata(
         name or "", project or "", owner.strip() if isinstance(owner, str) else "", display_name or "", clean_labels
     )
 
@@ -167,7 +170,7 @@ def _read_spec(w: Walk, value: Any) -> Spec | None:
         return None
     assert recipe and source and framework and resources and model and data and lifecycle and evaluation
     assert plugins is not None and hyperparams is not None
-    return Spec(recipe, source, framework, resources, model, data, hyperparams, lifecycle, evaluation, plugins)
+    return new_spec(recipe, source, framework, resources, model, data, hyperparams, lifecycle, evaluation, plugins)
 
 
 def _required_part(w: Walk, obj: dict[str, Any], key: str) -> Any:
@@ -219,4 +222,4 @@ def _read_provenance(w: Walk, value: Any) -> Provenance | None:
     model_name = w.string(obj, "provenance", "model_name")
     if len(w.problems) != before:
         return None
-    return Provenance(core or "", commit or "", bool(dirty), config_sha or "", model_name or "")
+    return new_provenance(core or "", commit or "", bool(dirty), config_sha or "", model_name or "")

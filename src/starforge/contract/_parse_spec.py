@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._build import (
+    new_data,
+    new_data_split,
+    new_evaluation,
+    new_framework,
+    new_gate,
+    new_lifecycle,
+    new_model,
+    new_peft,
+    new_plugin,
+    new_pool,
+    new_quality,
+    new_recipe_ref,
+    new_resources,
+    new_source,
+)
 from ._grammar import (
     ArtifactRef,
     check_digest,
@@ -135,7 +151,7 @@ def _read_plugin(w: Walk, obj: dict[str, Any], field: str) -> Plugin | None:
         w.problems.extend(check_digest(digest, f"{field}.digest"))
     if len(w.problems) != before:
         return None
-    return Plugin(pid or "", version or "", digest or "")
+    return new_plugin(pid or "", version or "", digest or "")
 
 
 def read_recipe(w: Walk, value: Any) -> RecipeRef | None:
@@ -163,7 +179,7 @@ def read_recipe(w: Walk, value: Any) -> RecipeRef | None:
         w.problems.extend(check_digest(digest, "spec.recipe.digest"))
     if len(w.problems) != before:
         return None
-    return RecipeRef(name or "", version or "", digest or "", tuple(patches))
+    return new_recipe_ref(name or "", version or "", digest or "", tuple(patches))
 
 
 def read_source(w: Walk, value: Any) -> Source | None:
@@ -185,7 +201,7 @@ def read_source(w: Walk, value: Any) -> Source | None:
         w.problems.extend(check_exp_path(exp, "spec.source.exp"))
     if len(w.problems) != before:
         return None
-    return Source((exp or "").rstrip("/"))
+    return new_source((exp or "").rstrip("/"))
 
 
 def read_framework(w: Walk, value: Any) -> Framework | None:
@@ -205,7 +221,7 @@ def read_framework(w: Walk, value: Any) -> Framework | None:
     url = w.string(obj, "spec.framework", "observability_url")
     if len(w.problems) != before:
         return None
-    return Framework(kind or "", version or "", runtime_id or "", image or "", url or "")
+    return new_framework(kind or "", version or "", runtime_id or "", image or "", url or "")
 
 
 def read_model(w: Walk, value: Any) -> Model | None:
@@ -223,7 +239,7 @@ def read_model(w: Walk, value: Any) -> Model | None:
         w.problems.extend(problems)
     if len(w.problems) != before:
         return None
-    return Model(base or "", peft, init_from)
+    return new_model(base or "", peft, init_from)
 
 
 def _read_peft(w: Walk, value: Any) -> Peft | None:
@@ -237,7 +253,7 @@ def _read_peft(w: Walk, value: Any) -> Peft | None:
     alpha = None if raw is None else w.positive_int(raw, "spec.model.peft", "alpha")
     if not kind and dim is None and alpha is None:
         return None
-    return Peft(kind or "", dim, alpha)
+    return new_peft(kind or "", dim, alpha)
 
 
 def read_data(w: Walk, value: Any) -> Data | None:
@@ -255,7 +271,7 @@ def read_data(w: Walk, value: Any) -> Data | None:
     quality = _read_quality(w, obj.get("quality"))
     if len(w.problems) != before:
         return None
-    return Data(train, validation, corpus, volumes, output, environment, quality)
+    return new_data(train, validation, corpus, volumes, output, environment, quality)
 
 
 def _read_reference(w: Walk, obj: dict[str, Any], parent: str, key: str, *, version_required: bool = False) -> str:
@@ -305,7 +321,7 @@ def _read_volumes(w: Walk, value: Any) -> tuple[str, ...]:
             continue
         volumes.append(ident)
         owners_by_name.setdefault(name, owner)
-    if ok:
+    if ok and len(owners_by_name) != len(volumes):  # else every name has exactly one owner
         for vol in volumes:
             owner, name = vol.split("/")
             if owners_by_name[name] != owner:
@@ -335,7 +351,7 @@ def _read_split(w: Walk, value: Any, field: str) -> DataSplit | None:
         )
     if not (dataset or split or path):
         return None
-    return DataSplit(dataset, split or "", path or "")
+    return new_data_split(dataset, split or "", path or "")
 
 
 def _read_quality(w: Walk, value: Any) -> Quality | None:
@@ -358,7 +374,7 @@ def _read_quality(w: Walk, value: Any) -> Quality | None:
         )
     if not overlap_with and duplicate is None and overlap is None:
         return None
-    return Quality(duplicate, overlap_with, overlap)
+    return new_quality(duplicate, overlap_with, overlap)
 
 
 def _check_ratio(w: Walk, key: str, ratio: float | None) -> None:
@@ -393,7 +409,7 @@ def read_resources(w: Walk, value: Any) -> Resources | None:
         clean[role] = pool
     if len(clean) != len(roles):
         return None
-    return Resources(pools, clean)
+    return new_resources(pools, clean)
 
 
 def _read_pools(w: Walk, value: Any) -> tuple[Pool, ...] | None:
@@ -441,7 +457,7 @@ def _read_pool(w: Walk, obj: dict[str, Any], field: str) -> Pool | None:
     gpus_per_node = w.positive_int(obj["gpus_per_node"], field, "gpus_per_node") if "gpus_per_node" in obj else 1
     if len(w.problems) != before:
         return None
-    return Pool(name or "", nodes or 0, gpus_per_node or 0, series or "")
+    return new_pool(name or "", nodes or 0, gpus_per_node or 0, series or "")
 
 
 def read_hyperparams(w: Walk, value: Any) -> dict[str, Any] | None:
@@ -475,7 +491,7 @@ def read_lifecycle(w: Walk, value: Any) -> Lifecycle | None:
             actions.append(item)
     if len(w.problems) != before:
         return None
-    return Lifecycle(tuple(actions))
+    return new_lifecycle(tuple(actions))
 
 
 def read_evaluation(w: Walk, value: Any) -> Evaluation | None:
@@ -513,7 +529,7 @@ def read_evaluation(w: Walk, value: Any) -> Evaluation | None:
     baseline = w.string(obj, "spec.evaluation", "baseline")
     if len(w.problems) != before:
         return None
-    return Evaluation(tuple(suites or ()), runner or "", baseline or "", limit, tuple(gates or ()))
+    return new_evaluation(tuple(suites or ()), runner or "", baseline or "", limit, tuple(gates or ()))
 
 
 def _read_suites(w: Walk, value: Any) -> list[str] | None:
@@ -578,4 +594,4 @@ def _read_gate(w: Walk, obj: dict[str, Any], field: str) -> Gate | None:
             w.bad(f"{field}.max", "min_greater_than_max", f"max {high} is below min {low}")
     if len(w.problems) != before:
         return None
-    return Gate(metric or "", low, high, regression)
+    return new_gate(metric or "", low, high, regression)

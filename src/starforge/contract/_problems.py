@@ -143,6 +143,8 @@ CODES: dict[str, str] = {
     "invalid_json": "the document is not valid JSON",
     "invalid_role": "a role is not admin, operator or viewer",
     "invalid_request": "a request body or parameter has the wrong shape",
+    "unsupported_config_mode": "a launch plan's config mode is unknown or cannot carry overrides",
+    "invalid_env_name": "a launch plan's env key is not a valid environment variable name",
     # warnings
     "unknown_field": "(warning) an unknown key was ignored",
     "duplicate_key": "(warning) a JSON object repeated a key; the last value won",

@@ -140,8 +140,7 @@ class Walk:
 
     def finite_number(self, value: Any, parent: str, key: str) -> float | None:
         """Return `value` when it is a finite JSON number (not a boolean); None after reporting a problem."""
-        kind = type(value)
-        if kind is int or (kind is float and isfinite(value)):
+        if type(value) is int or (type(value) is float and isfinite(value)):
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.bad(f"{parent}.{key}", "not_a_number", f"must be a number, got {_type_name(value)}")

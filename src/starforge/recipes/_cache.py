@@ -22,6 +22,7 @@ from starforge import __version__
 
 from ._digests import load_yaml, manifest_digest
 from ._env import cache_dir
+from ._errors import CatalogError, ManifestProblem
 from ._model import DEFAULT_CORE_REQUIREMENT
 
 __all__ = ["Entry", "TreeCache", "load_body"]
@@ -110,6 +111,8 @@ def load_body(file: Path, digest: str) -> dict[str, Any]:
             _BODIES[digest] = body
             return body
     data = load_yaml(file.read_text(encoding="utf-8"))
+    if manifest_digest(data) != digest:
+        raise CatalogError([ManifestProblem(str(file), "<root>", "changed since the catalog was loaded; reload it")])
     _BODIES[digest] = data
     return data  # type: ignore[no-any-return]
 

@@ -146,7 +146,7 @@ def load_catalog(
     problems: list[ManifestProblem] = []
     found: dict[str, Recipe] = {}
     shadowed: list[Shadowed] = []
-    roots = [(tree.resolve() if tree.is_dir() else tree, "builtin")]
+    roots = [(tree.resolve() if tree.is_dir() else tree, "catalog")]
     if overlays:
         roots += [(r.resolve(), "overlay") for r in overlay_roots() if r.is_dir()]
     for base, layout in roots:
@@ -192,9 +192,9 @@ def _load_tree(base: Path, layout: str, cache: TreeCache, scheme: str,
             file = directory / "recipe.yaml"
             if not file.is_file():
                 continue
-            builtin = layout == "builtin"
-            entry = cache.entry(file, directory=directory.name, framework_dir=parent.name if builtin else None,
-                                owner=None if builtin else parent.name)
+            nested = layout == "catalog"  # <framework>/<name>; overlays are <owner>/<dir>
+            entry = cache.entry(file, directory=directory.name, framework_dir=parent.name if nested else None,
+                                owner=None if nested else parent.name)
             before = len(problems)
             problems.extend(ManifestProblem(str(file), f, m) for f, m in entry.problems)
             if entry.ok and not (directory / entry.head["template"]).is_dir():

@@ -73,7 +73,7 @@ def validate_hyperparams(values: Mapping[str, Any], recipe: Recipe, framework_ve
     problems: list[Problem] = []
     given: dict[str, Any] = dict(values)
     if recipe.hyperparam_keys == "names_or_paths":
-        given = _rename_paths(given, recipe, framework_version, problems)
+        given = _rename_paths(given, recipe, framework_version, problems if validate else [])
     params = recipe.params
     unknown = [k for k in given if k not in params]
     if unknown and validate:

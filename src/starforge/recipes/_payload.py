@@ -38,7 +38,12 @@ def recipe_entry(recipe: Recipe, scheme: str) -> dict[str, Any]:
 
 def catalog_payload(catalog: Catalog) -> dict[str, Any]:
     """Return the whole payload of `catalog`, enabled recipes in product order, with its `catalog_digest`."""
-    recipes = [recipe_entry(r, catalog.scheme) for r in catalog.enabled_recipes]
+    enabled = catalog.enabled_recipes
+    for recipe in enabled:
+        recipe.compute_template_digest(flush=False)  # one cache write per tree below, not one per recipe
+    for recipe in enabled:
+        recipe.flush_cache()  # writes each tree's cache once: later calls find nothing new to write
+    recipes = [recipe_entry(r, catalog.scheme) for r in enabled]
     return {
         "apiVersion": CATALOG_API_VERSION,
         "contract": {"versions": list(CONTRACT_VERSIONS)},

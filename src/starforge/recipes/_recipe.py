@@ -33,9 +33,10 @@ class Recipe:
         self.template_dir = directory / head["template"]
         self.manifest_digest = entry.manifest_digest
         self.scheme = scheme
-        self.origin = origin
+        self.origin = origin  # "catalog" (the loaded tree) or "overlay"
         self._runtime_data = head["runtime"]
         self._cache = cache
+        self._template_digest: str | None = None
 
     def __repr__(self) -> str:
         return f"Recipe({self.id}@{self.version})"
@@ -61,12 +62,22 @@ class Recipe:
         variant = self.runtime.versions.get(framework_version)
         return variant.runtime_id if variant else ""
 
-    @cached_property
+    @property
     def template_digest(self) -> str:
         """Return the template directory digest (§5.2), cached by the stats of the template's files."""
-        digest = self._cache.template_digest(self.template_dir)
+        return self.compute_template_digest(flush=True)
+
+    def compute_template_digest(self, *, flush: bool) -> str:
+        """Return the template digest; `flush=False` leaves writing the cache to the caller (`flush_cache`)."""
+        if self._template_digest is None:
+            self._template_digest = self._cache.template_digest(self.template_dir)
+            if flush:
+                self._cache.flush()
+        return self._template_digest
+
+    def flush_cache(self) -> None:
+        """Write the digest cache of the recipe's tree back (best effort)."""
         self._cache.flush()
-        return digest
 
     def digest(self, scheme: str | None = None) -> str:
         """Return the bundle digest under `scheme` (default: the scheme of the catalog that loaded the recipe)."""

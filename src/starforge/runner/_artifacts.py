@@ -86,7 +86,9 @@ def scan(
                 if path in seen:
                     continue
                 seen.add(path)
-                matches.append(FoundArtifact(kind, path, formats.get(kind, ""), step_of(relative), size_of(path)))
+                matches.append(
+                    FoundArtifact(kind, path, formats.get(kind, ""), step_of(relative), size_of(path))
+                )
         matches.sort(key=lambda a: (a.step is None, a.step or 0, a.path))
         found.extend(matches)
     return found

@@ -76,7 +76,9 @@ def check_identity(environ: Mapping[str, str], spec: JobSpec, plan: LaunchPlan) 
         if (env_value or "") != from_spec[name]:
             mismatches.append(Mismatch(name, "the environment", env_value, "the JobSpec", from_spec[name]))
         if from_spec[name] != from_plan[name]:
-            mismatches.append(Mismatch(name, "the JobSpec", from_spec[name], "the launch plan", from_plan[name]))
+            mismatches.append(
+                Mismatch(name, "the JobSpec", from_spec[name], "the launch plan", from_plan[name])
+            )
     return mismatches
 
 

@@ -125,7 +125,7 @@ class IngestClient:
         return self.post("hparams", {"params": dict(params)})
 
     def artifact(self, kind: str, path: str, **fields: Any) -> dict[str, Any]:
-        """Register an artifact of `kind` at `path`; `fields` are `format`, `step`, `size_bytes`, `metrics` (None omitted)."""
+        """Register an artifact of `kind` at `path`; `fields`: `format`, `step`, `size_bytes`, `metrics` (None omitted)."""
         if kind not in ARTIFACT_KINDS:
             raise ValueError(f"unknown artifact kind {kind!r}; expected one of {sorted(ARTIFACT_KINDS)}")
         extra = {key: value for key, value in fields.items() if value is not None}

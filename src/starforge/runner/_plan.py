@@ -128,8 +128,14 @@ def read_plan(path: Path) -> tuple[LaunchPlan | None, list[Problem]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return None, [Problem(_ROOT, "missing_field", f"the launch plan {path} does not exist",
-                              "the console writes .starforge/launch.json before starting the job")]
+        return None, [
+            Problem(
+                _ROOT,
+                "missing_field",
+                f"the launch plan {path} does not exist",
+                "the console writes .starforge/launch.json before starting the job",
+            )
+        ]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(_ROOT, "invalid_json", f"cannot read the launch plan {path}: {exc}")]
     try:
@@ -147,8 +153,12 @@ def parse_plan(doc: Any) -> tuple[LaunchPlan | None, list[Problem]]:
         return None, r.problems
     api = r.text(root, "apiVersion", required=True)
     if api is not None and api != PLAN_API_VERSION:
-        r.bad("apiVersion", "unsupported_api_version", f"must be {PLAN_API_VERSION}, got {api!r}",
-              "the console and forge-launch disagree on the plan format: upgrade the job image")
+        r.bad(
+            "apiVersion",
+            "unsupported_api_version",
+            f"must be {PLAN_API_VERSION}, got {api!r}",
+            "the console and forge-launch disagree on the plan format: upgrade the job image",
+        )
     run_id = r.text(root, "run_id", required=True)
     if run_id:
         r.problems.extend(check_safe_segment(run_id, f"{_ROOT}.run_id", "run id"))
@@ -172,7 +182,9 @@ class _Reader:
         self.problems: list[Problem] = []
 
     def bad(self, where: str, code: str, message: str, hint: str = "") -> None:
-        self.problems.append(Problem(where if where.startswith(_ROOT) else f"{_ROOT}.{where}", code, message, hint))
+        self.problems.append(
+            Problem(where if where.startswith(_ROOT) else f"{_ROOT}.{where}", code, message, hint)
+        )
 
     def obj(self, value: Any, where: str, *, required: bool = False) -> dict[str, Any] | None:
         if value is None:
@@ -184,7 +196,9 @@ class _Reader:
             return None
         return value
 
-    def text(self, parent: dict[str, Any], key: str, *, where: str = "", required: bool = False) -> str | None:
+    def text(
+        self, parent: dict[str, Any], key: str, *, where: str = "", required: bool = False
+    ) -> str | None:
         where = where or key
         value = parent.get(key)
         if value is None or (required and value == ""):
@@ -260,8 +274,12 @@ def _argv(r: _Reader, root: dict[str, Any]) -> tuple[str, ...] | None:
         return None
     argv = r.strings(root, "argv", "argv")
     if argv == ():
-        r.bad("argv", "missing_field", "must name at least the program to run",
-              'e.g. ["{python}", "-m", "starforge.tinyrl.grpo"]')
+        r.bad(
+            "argv",
+            "missing_field",
+            "must name at least the program to run",
+            'e.g. ["{python}", "-m", "starforge.tinyrl.grpo"]',
+        )
         return None
     return argv
 
@@ -281,12 +299,20 @@ def _config(r: _Reader, root: dict[str, Any]) -> ConfigPlan:
         if override is not None:
             overrides.append(override)
     if mode and mode not in CONFIG_MODES:
-        r.bad("config.mode", UNSUPPORTED_CONFIG_MODE, f"unknown config mode {mode!r}",
-              f"use one of {', '.join(CONFIG_MODES)}")
+        r.bad(
+            "config.mode",
+            UNSUPPORTED_CONFIG_MODE,
+            f"unknown config mode {mode!r}",
+            f"use one of {', '.join(CONFIG_MODES)}",
+        )
     elif isinstance(raw, list) and raw and CONFIG_MODES.get(mode) is None:
         shown = repr(mode) if mode else "no mode"
-        r.bad("config.mode", UNSUPPORTED_CONFIG_MODE, f"forge-launch cannot apply overrides with {shown}",
-              "overrides need dot-overrides, hydra-overrides, cli-flags or cli-args")
+        r.bad(
+            "config.mode",
+            UNSUPPORTED_CONFIG_MODE,
+            f"forge-launch cannot apply overrides with {shown}",
+            "overrides need dot-overrides, hydra-overrides, cli-flags or cli-args",
+        )
     return ConfigPlan(mode, path, tuple(overrides))
 
 
@@ -300,8 +326,11 @@ def _override(r: _Reader, item: Any, where: str) -> Override | None:
     if value is None:
         r.bad(f"{where}.value", "missing_field", "is required")
     elif not isinstance(value, (str, bool, int, float)):
-        r.bad(f"{where}.value", "hyperparameter_type",
-              f"must be a string, number or boolean, got {_type(value)}")
+        r.bad(
+            f"{where}.value",
+            "hyperparameter_type",
+            f"must be a string, number or boolean, got {_type(value)}",
+        )
     elif isinstance(value, float) and not math.isfinite(value):
         r.bad(f"{where}.value", "not_finite", f"must be finite, got {value}")
     if len(r.problems) != before or path is None:
@@ -315,8 +344,12 @@ def _env(r: _Reader, root: dict[str, Any]) -> dict[str, str]:
     env: dict[str, str] = {}
     for key, value in (obj or {}).items():
         if not _ENV_NAME.fullmatch(key):
-            r.bad(f"env.{key}", INVALID_ENV_NAME, f"{key!r} is not a valid environment variable name",
-                  "use letters, digits and '_', not starting with a digit")
+            r.bad(
+                f"env.{key}",
+                INVALID_ENV_NAME,
+                f"{key!r} is not a valid environment variable name",
+                "use letters, digits and '_', not starting with a digit",
+            )
         elif not isinstance(value, str):
             r.bad(f"env.{key}", "not_a_string", f"must be a JSON string, got {_type(value)}")
         elif "\x00" in value:
@@ -337,8 +370,11 @@ def _artifacts(r: _Reader, root: dict[str, Any]) -> ArtifactGlobs:
         for i, pattern in enumerate(globs):
             parts = PurePosixPath(pattern).parts
             if not pattern or pattern.startswith("/") or ".." in parts:
-                r.bad(f"{where}.{i}", "path_not_relative",
-                      f"{pattern!r} must be a relative glob inside FORGE_OUT_DIR, without '..'")
+                r.bad(
+                    f"{where}.{i}",
+                    "path_not_relative",
+                    f"{pattern!r} must be a relative glob inside FORGE_OUT_DIR, without '..'",
+                )
         groups[key] = globs
     formats: dict[str, str] = {}
     for kind, value in (r.obj(obj.get("formats"), "artifacts.formats") or {}).items():

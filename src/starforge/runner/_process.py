@@ -123,8 +123,12 @@ class Child:
         )
         assert proc.stdout is not None and proc.stderr is not None
         pumps = [
-            threading.Thread(target=_pump, args=(proc.stdout, stdout), name="forge-launch-stdout", daemon=True),
-            threading.Thread(target=_pump, args=(proc.stderr, stderr), name="forge-launch-stderr", daemon=True),
+            threading.Thread(
+                target=_pump, args=(proc.stdout, stdout), name="forge-launch-stdout", daemon=True
+            ),
+            threading.Thread(
+                target=_pump, args=(proc.stderr, stderr), name="forge-launch-stderr", daemon=True
+            ),
         ]
         for pump in pumps:
             pump.start()
@@ -155,8 +159,10 @@ class Child:
                 returncode = None
             if stop.received is not None and not noticed:
                 noticed = True
-                notice(f"received {signal.Signals(stop.received).name}; sent SIGTERM to the job's process group"
-                       + ("" if returncode is not None else f", SIGKILL in {stop.grace:g} s"))
+                notice(
+                    f"received {signal.Signals(stop.received).name}; sent SIGTERM to the job's process group"
+                    + ("" if returncode is not None else f", SIGKILL in {stop.grace:g} s")
+                )
             if returncode is not None:
                 break
             if stop.deadline is not None and not killed and time.monotonic() >= stop.deadline:

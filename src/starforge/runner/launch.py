@@ -16,6 +16,7 @@ from starforge.contract import JobSpec, Problem, loads, parse
 
 from ._argv import build_argv
 from ._artifacts import scan
+from ._exit_record import write_exit_record
 from ._identity import IDENTITY_VARIABLES, check_identity
 from ._ingest import IngestClient, IngestError, IngestRefused
 from ._plan import LaunchPlan, read_plan
@@ -35,7 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="forge-launch",
         description="Verify .starforge/jobspec.json and .starforge/launch.json, run the job, report its lifecycle.",
     )
-    parser.add_argument("--workdir", default=None, help="the unpacked bundle root (default: the current directory)")
+    parser.add_argument(
+        "--workdir", default=None, help="the unpacked bundle root (default: the current directory)"
+    )
     args = parser.parse_args(argv)
     launcher = Launcher(
         Path(os.path.abspath(args.workdir or os.getcwd())),
@@ -43,13 +46,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         stdout=binary_stream(sys.stdout),
         stderr=binary_stream(sys.stderr),
     )
-    return launcher.run()
+    code = launcher.run()
+    write_exit_record(os.environ, code)
+    return code
 
 
 class Launcher:
     """One launch: the five steps of `forge-launch`, with lifecycle reports and `[forge-launch]` status lines."""
 
-    def __init__(self, workdir: Path, *, environ: Mapping[str, str], stdout: BinaryIO, stderr: BinaryIO) -> None:
+    def __init__(
+        self, workdir: Path, *, environ: Mapping[str, str], stdout: BinaryIO, stderr: BinaryIO
+    ) -> None:
         self.workdir = workdir
         self.environ = dict(environ)
         self._stdout = stdout
@@ -74,7 +81,7 @@ class Launcher:
         except (OSError, ValueError):
             pass
 
-    # -- the five steps -----------------------------------------------------------------------------------------
+    # -- the five steps --------------------------------------------------------------------------------------
 
     def _run(self, stop: StopSignals) -> int:
         # 1. the JobSpec, re-parsed
@@ -93,8 +100,10 @@ class Launcher:
             message = "recipe identity mismatch\n" + "\n".join(f"- {m}" for m in mismatches)
             self._lifecycle("failed", reason="identity_mismatch", exit_code=1, message=message)
             return 1
-        self.say(f"run {plan.run_id}: {plan.recipe.name}@{plan.recipe.version} on "
-                 f"{plan.framework.kind} {plan.framework.version}")
+        self.say(
+            f"run {plan.run_id}: {plan.recipe.name}@{plan.recipe.version} on "
+            f"{plan.framework.kind} {plan.framework.version}"
+        )
         # 3. starting, the child, running
         try:
             self._lifecycle("starting", strict=True)
@@ -121,8 +130,14 @@ class Launcher:
         try:
             doc = loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return None, [Problem("<root>", "missing_field", f"{path} does not exist",
-                                  "the executor unpacks the bundle with its .starforge/jobspec.json")]
+            return None, [
+                Problem(
+                    "<root>",
+                    "missing_field",
+                    f"{path} does not exist",
+                    "the executor unpacks the bundle with its .starforge/jobspec.json",
+                )
+            ]
         except (OSError, ValueError) as exc:
             return None, [Problem("<root>", "invalid_json", f"cannot read {path}: {exc}")]
         parsed = parse(doc)
@@ -142,7 +157,9 @@ class Launcher:
             child = Child.start(argv, env=env, cwd=self.workdir, stdout=self._stdout, stderr=self._stderr)
         except (OSError, ValueError) as exc:
             self.say(f"cannot start the job: {exc}")
-            self._lifecycle("failed", reason="start_failed", exit_code=1, message=f"cannot start {argv[0]}: {exc}")
+            self._lifecycle(
+                "failed", reason="start_failed", exit_code=1, message=f"cannot start {argv[0]}: {exc}"
+            )
             return None
         self.say(f"job started (pid {child.pid})")
         return child
@@ -185,7 +202,7 @@ class Launcher:
         self._lifecycle("failed", **extra)
         return result.status
 
-    # -- helpers ------------------------------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------------------------
 
     def _refuse(self, reason: str, title: str, problems: list[Problem]) -> int:
         self.say(f"refusing to start: {title}")
@@ -214,7 +231,11 @@ class Launcher:
         if env.get("STARFORGE_ENABLED", "") != "1":
             self.say("ingest disabled (STARFORGE_ENABLED is not 1): lifecycle and artifacts are not reported")
             return None
-        missing = [name for name in ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN") if not env.get(name)]
+        missing = [
+            name
+            for name in ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
+            if not env.get(name)
+        ]
         if missing:
             self.say(f"warning: STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing is reported")
             return None

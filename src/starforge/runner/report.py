@@ -10,7 +10,6 @@ import operator
 import os
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
@@ -55,6 +54,7 @@ class Run:
         self._points: deque[dict[str, Any]] = deque()
         self._ops: deque[tuple[str, dict[str, Any]]] = deque()
         self._thread: threading.Thread | None = None
+        self._sender_pid = 0
         self._file: IO[str] | None = None
         self._next_step = 0
         self._closed = False
@@ -73,10 +73,14 @@ class Run:
             names = ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
             missing = [name for name in names if not env.get(name)]
             if not missing:
-                client = IngestClient(env["STARFORGE_ENDPOINT"], env["STARFORGE_RUN_ID"], env["STARFORGE_TOKEN"])
+                client = IngestClient(
+                    env["STARFORGE_ENDPOINT"], env["STARFORGE_RUN_ID"], env["STARFORGE_TOKEN"]
+                )
         run = cls(client, out_dir=env.get("FORGE_OUT_DIR") or None)
         if missing:
-            run._warn_once("config", f"STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing will be sent")
+            run._warn_once(
+                "config", f"STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing will be sent"
+            )
         return run
 
     @property
@@ -84,7 +88,7 @@ class Run:
         """Return True when this run sends to the console."""
         return self.client is not None
 
-    # -- the calls job code makes -------------------------------------------------------------------------------
+    # -- the calls job code makes ----------------------------------------------------------------------------
 
     def log(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         """Record one value per key at `step` (default: the previous step plus one, starting at 0)."""
@@ -135,7 +139,9 @@ class Run:
         if self._refuse_after_close("artifact"):
             return
         if kind not in ARTIFACT_KINDS:
-            self._warn_once(f"kind:{kind}", f"unknown artifact kind {kind!r} ignored; use one of {sorted(ARTIFACT_KINDS)}")
+            self._warn_once(
+                f"kind:{kind}", f"unknown artifact kind {kind!r} ignored; use one of {sorted(ARTIFACT_KINDS)}"
+            )
             return
         location = os.fspath(path)
         if "://" not in location:
@@ -166,7 +172,6 @@ class Run:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         self._drain()
-        self._fin = time.monotonic()
         with self._lock:
             if self._file is not None:
                 self._file.close()
@@ -180,7 +185,7 @@ class Run:
     ) -> None:
         self.finish()
 
-    # -- buffering ----------------------------------------------------------------------------------------------
+    # -- buffering -------------------------------------------------------------------------------------------
 
     def _point(self, key: object, raw: object, step: int, ts: str) -> dict[str, Any] | None:
         if not isinstance(key, str) or not key:
@@ -213,7 +218,9 @@ class Run:
             self._file.write("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in points))
             self._file.flush()
         except OSError as exc:
-            self._warn_once("file", f"cannot write {self.metrics_path}: {exc}; metrics are no longer written there")
+            self._warn_once(
+                "file", f"cannot write {self.metrics_path}: {exc}; metrics are no longer written there"
+            )
             self.metrics_path = None
 
     def _queue(self, path: str, body: dict[str, Any]) -> None:
@@ -229,14 +236,16 @@ class Run:
             self._warn_once("closed", f"report.{call}() after finish() is ignored")
         return self._closed
 
-    # -- sending ------------------------------------------------------------------------------------------------
+    # -- sending ---------------------------------------------------------------------------------------------
 
     def _start_sender(self) -> None:
         with self._lock:
-            if self._thread is not None or self._closed:
+            if self._closed or (self._thread is not None and self._sender_pid == os.getpid()):
                 return
+            # First use, or we are a forked copy of the job (threads do not survive fork): start our own sender.
+            self._sender_pid = os.getpid()
             self._thread = threading.Thread(target=self._loop, name="starforge-report", daemon=True)
-        self._thread.start()
+            self._thread.start()
 
     def _loop(self) -> None:
         while not self._closed:
@@ -273,7 +282,7 @@ class Run:
             self._failed(f"ingest refused a {path} post ({exc}); it was dropped")
             return True
         except IngestError as exc:
-            self._failed(f"ingest unavailable ({exc}); buffered data was dropped, training goes on" + f" closed={self._closed} now={time.monotonic()} fin={getattr(self, '_fin', None)} test={os.environ.get('PYTEST_CURRENT_TEST')} ops={len(body.get('points', []))} path={path} alive={self._thread.is_alive() if self._thread else None}")
+            self._failed(f"ingest unavailable ({exc}); buffered data was dropped, training goes on")
             return False
         except Exception as exc:  # a bug must not kill the training job either
             self._failed(f"cannot send {path}: {type(exc).__name__}: {exc}")
@@ -288,7 +297,7 @@ class Run:
             self._failing = True
             self._warn(message)
 
-    # -- warnings -----------------------------------------------------------------------------------------------
+    # -- warnings --------------------------------------------------------------------------------------------
 
     def _warn_once(self, topic: str, message: str) -> None:
         if topic not in self._warned:
@@ -327,7 +336,7 @@ def _jsonable(value: object) -> Any:
     return str(value)
 
 
-# -- the default run used by the module-level functions ---------------------------------------------------------
+# -- the default run used by the module-level functions ------------------------------------------------------
 
 _default: Run | None = None
 _default_lock = threading.Lock()

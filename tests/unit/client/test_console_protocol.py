@@ -322,3 +322,14 @@ def test_device_poll_aborts_on_anything_else(reply: httpx.Response) -> None:
                           clock=lambda: clock.now, sleep=clock.sleep)
     assert ("access_denied" in str(caught.value)) or ("oops" in str(caught.value))
     assert len(rec.requests) == 1
+
+
+def test_credentials_refreshed_by_another_process_are_used_without_a_refresh(tmp_path: Path) -> None:
+    home = ForgeHome(tmp_path, env={})
+    home.save_credentials(URL, Credentials("A2", "R2", 5000.0))
+    rec = Recorder(lambda r, i: answer(body=WHOAMI))
+    console = Console(URL, credentials=Credentials("A1", "R1", 10.0), home=home, transport=rec.transport(),
+                      clock=lambda: 1000.0)
+    console.whoami()
+    assert rec.paths == ["GET /api/whoami"] and rec.requests[0].headers["authorization"] == "Bearer A2"
+    assert console.credentials == Credentials("A2", "R2", 5000.0)

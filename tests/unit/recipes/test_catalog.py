@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from starforge import __version__
-from starforge.recipes import BUILTIN_CORE_REQUIREMENT, CatalogError, catalog_digest, load_catalog, open_catalog
+from starforge.recipes import (
+    BUILTIN_CORE_REQUIREMENT,
+    CatalogError,
+    catalog_digest,
+    load_catalog,
+    open_catalog,
+)
 from starforge.recipes._env import cache_dir
 
 from .trees import age, catalog, manifest, tree, write_recipe
@@ -62,7 +68,7 @@ def test_overlays_add_recipes_and_never_replace(tmp_path: Path, monkeypatch: pyt
     loaded = load_catalog(base)
     assert loaded.ids == ["other/carol.tool", "other/dave.kit", "testfw/grpo", "testfw/pack"]
     grpo, pack = loaded.get("testfw/grpo"), loaded.get("testfw/pack")
-    assert grpo is not None and grpo.title == "Test recipe" and grpo.origin == "builtin"
+    assert grpo is not None and grpo.title == "Test recipe" and grpo.origin == "catalog"
     assert pack is not None and pack.title == "first" and pack.origin == "overlay"
     assert sorted(s.id for s in loaded.shadowed) == ["testfw/grpo", "testfw/pack"]
     assert load_catalog(base, overlays=False).ids == ["testfw/grpo"]
@@ -190,3 +196,17 @@ def test_open_catalog(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="no recipe tree"):
         open_catalog(tmp_path / "file")
+
+
+def test_a_manifest_edited_after_loading_is_refused_when_read(tmp_path: Path) -> None:
+    root = tree(tmp_path / "t")
+    recipe = load_catalog(root, overlays=False).get("testfw/grpo")
+    assert recipe is not None
+    from starforge.recipes import _cache
+
+    _cache._BODIES.clear()
+    for body in cache_dir().glob("bodies/*.json"):
+        body.unlink()
+    write_recipe(root / "testfw" / "grpo", manifest(title="edited"), when=time.time() - 30)
+    with pytest.raises(CatalogError, match="changed since the catalog was loaded"):
+        _ = recipe.params

@@ -120,3 +120,11 @@ def test_every_official_catalog_loads(fixture: str, count: int, request: pytest.
         assert [r["name"] for r in payload["recipes"]] == catalog.ids
         for recipe in catalog:
             assert recipe.params is not None and recipe.entrypoint.value  # every manifest parses fully
+
+
+def test_the_libyaml_loader_types_like_the_python_one(official_0356: Path) -> None:
+    import yaml
+
+    for file in sorted(official_0356.glob("*/*/recipe.yaml")):
+        text = file.read_text(encoding="utf-8")
+        assert load_yaml(text) == yaml.load(text, Loader=yaml.SafeLoader), file  # noqa: S506

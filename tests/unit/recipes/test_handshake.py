@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from starforge.contract import JobSpec, parse
-from starforge.recipes import Catalog, catalog_digest, check_catalog, check_client_handshake, compare_server_entry
+from starforge.recipes import (
+    Catalog,
+    catalog_digest,
+    check_catalog,
+    check_client_handshake,
+    compare_server_entry,
+)
 
 from .trees import catalog, manifest, spec
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from starforge.recipes import Recipe, format_override, param_overrides, parse_set, render_overrides, validate_hyperparams
+from starforge.recipes import (
+    Recipe,
+    format_override,
+    param_overrides,
+    parse_set,
+    render_overrides,
+    validate_hyperparams,
+)
 
 from .trees import catalog, manifest
 
@@ -166,3 +173,10 @@ def test_render_overrides(recipe: Recipe) -> None:
     assert ("old.flag", "true") in render_overrides(values, recipe, "0.9.0")
     assert param_overrides({"flag": False, "undeclared": 1}, recipe, "1.0.0") == [("train.flag", False)]
     assert format_override(False) == "false" and format_override(None) == "null" and format_override(0.5) == "0.5"
+
+
+def test_no_validate_reports_nothing_for_names_or_paths(tmp_path: Path) -> None:
+    found = catalog(tmp_path, manifest(hyperparam_keys="names_or_paths")).get("testfw/grpo")
+    assert found is not None
+    out, problems = validate_hyperparams({"learning_rate": 0.5, "optim.lr": 0.4}, found, "1.0.0", validate=False)
+    assert problems == [] and out["learning_rate"] == 0.5

@@ -56,7 +56,9 @@ class IngestServer:
                     server.requests.append(
                         Recorded(name, {k.lower(): v for k, v in self.headers.items()}, body, status)
                     )
-                payload = b'{"ok": true}' if status < 400 else json.dumps({"detail": f"scripted {status}"}).encode()
+                payload = (
+                    b'{"ok": true}' if status < 400 else json.dumps({"detail": f"scripted {status}"}).encode()
+                )
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -138,7 +140,7 @@ def ingest() -> Iterator[IngestServer]:
         server.stop()
 
 
-# -- a job working directory --------------------------------------------------------------------------------------
+# -- a job working directory ---------------------------------------------------------------------------------
 
 SPEC = parse_or_raise(minimal_spec())
 
@@ -152,7 +154,7 @@ IDENTITY = {
 }
 
 # The job: records that it ran, what it saw, writes a checkpoint and a log, reports one metric, exits as told.
-JOB = r'''
+JOB = r"""
 import json, os, sys, time
 from pathlib import Path
 Path("ran").write_text("yes")
@@ -187,7 +189,7 @@ if os.environ.get("JOB_REPORT") == "1":
     report.log({"train/loss": 0.5}, step=5)
     report.finish()
 sys.exit(int(os.environ.get("JOB_EXIT", "0")))
-'''
+"""
 
 
 def launch_plan(**changes: Any) -> dict[str, Any]:
@@ -195,22 +197,41 @@ def launch_plan(**changes: Any) -> dict[str, Any]:
     plan: dict[str, Any] = {
         "apiVersion": "forge/launch/v1",
         "run_id": RUN_ID,
-        "recipe": {"name": SPEC.spec.recipe.name, "version": SPEC.spec.recipe.version,
-                   "digest": SPEC.spec.recipe.digest},
-        "framework": {"kind": SPEC.spec.framework.kind, "version": SPEC.spec.framework.version,
-                      "runtime_id": SPEC.spec.framework.runtime_id},
+        "recipe": {
+            "name": SPEC.spec.recipe.name,
+            "version": SPEC.spec.recipe.version,
+            "digest": SPEC.spec.recipe.digest,
+        },
+        "framework": {
+            "kind": SPEC.spec.framework.kind,
+            "version": SPEC.spec.framework.version,
+            "runtime_id": SPEC.spec.framework.runtime_id,
+        },
         "entrypoint": {"kind": "file", "value": "job.py"},
         "argv": ["{python}", "job.py", "--config", "experiments/my-grpo/config.yaml"],
-        "config": {"mode": "dot-overrides", "path": "experiments/my-grpo/config.yaml",
-                   "overrides": [{"path": "grpo.max_num_steps", "value": 40},
-                                 {"path": "grpo.val_at_start", "value": True},
-                                 {"path": "policy.lr", "value": 1e-06},
-                                 {"path": "policy.name", "value": "tiny model"}]},
+        "config": {
+            "mode": "dot-overrides",
+            "path": "experiments/my-grpo/config.yaml",
+            "overrides": [
+                {"path": "grpo.max_num_steps", "value": 40},
+                {"path": "grpo.val_at_start", "value": True},
+                {"path": "policy.lr", "value": 1e-06},
+                {"path": "policy.name", "value": "tiny model"},
+            ],
+        },
         "env": {"PLAN_VAR": "from-plan"},
-        "artifacts": {"checkpoints": ["checkpoints/step_*"], "logs": ["logs"], "exports": ["hf_export"],
-                      "evaluations": ["eval/report.json"],
-                      "formats": {"checkpoint": "npz", "log": "text", "hf_export": "huggingface",
-                                  "eval_report": "json"}},
+        "artifacts": {
+            "checkpoints": ["checkpoints/step_*"],
+            "logs": ["logs"],
+            "exports": ["hf_export"],
+            "evaluations": ["eval/report.json"],
+            "formats": {
+                "checkpoint": "npz",
+                "log": "text",
+                "hf_export": "huggingface",
+                "eval_report": "json",
+            },
+        },
     }
     plan.update(changes)
     return plan

@@ -38,8 +38,13 @@ def test_typed_methods_build_the_wire_bodies(ingest: IngestServer) -> None:
     assert bodies["lifecycle"]["ts"].endswith("Z") and "T" in bodies["lifecycle"]["ts"]
     assert bodies["logs"] == {"run_id": RUN_ID, "chunks": ["part one ", "part two\n"], "eof": True}
     assert bodies["metrics"]["points"] == [{"key": "a", "step": 1, "value": 0.5, "ts": "t"}]
-    assert bodies["artifact"] == {"run_id": RUN_ID, "kind": "checkpoint", "path": "/out/step_3",
-                                  "format": "npz", "step": 3}
+    assert bodies["artifact"] == {
+        "run_id": RUN_ID,
+        "kind": "checkpoint",
+        "path": "/out/step_3",
+        "format": "npz",
+        "step": 3,
+    }
     with pytest.raises(ValueError):
         client.lifecycle("paused")
     with pytest.raises(ValueError):

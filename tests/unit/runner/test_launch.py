@@ -15,7 +15,9 @@ from .conftest import RUN_ID, TOKEN, IngestServer, Job, launch_plan
 
 
 def _write_plan(job: Job, **changes: object) -> None:
-    (job.workdir / ".starforge" / "launch.json").write_text(json.dumps(launch_plan(**changes)), encoding="utf-8")
+    (job.workdir / ".starforge" / "launch.json").write_text(
+        json.dumps(launch_plan(**changes)), encoding="utf-8"
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -66,9 +68,21 @@ def test_success_reports_lifecycle_in_order_registers_artifacts_and_forwards_out
     # artifacts: absolute paths, step parsed, formats from the plan, registered before the terminal event
     artifacts = [r.body for r in ingest.of("artifact")]
     assert artifacts == [
-        {"run_id": RUN_ID, "kind": "checkpoint", "path": str(job.out_dir / "checkpoints" / "step_5"),
-         "format": "npz", "step": 5, "size_bytes": 100},
-        {"run_id": RUN_ID, "kind": "log", "path": str(job.out_dir / "logs"), "format": "text", "size_bytes": 5},
+        {
+            "run_id": RUN_ID,
+            "kind": "checkpoint",
+            "path": str(job.out_dir / "checkpoints" / "step_5"),
+            "format": "npz",
+            "step": 5,
+            "size_bytes": 100,
+        },
+        {
+            "run_id": RUN_ID,
+            "kind": "log",
+            "path": str(job.out_dir / "logs"),
+            "format": "text",
+            "size_bytes": 5,
+        },
     ]
     order = [r.path for r in ingest.requests if r.path in ("artifact", "lifecycle")]
     assert order == ["lifecycle", "lifecycle", "artifact", "artifact", "lifecycle"]
@@ -82,8 +96,14 @@ def test_cli_flags_render_as_separate_arguments(job: Job, ingest: IngestServer) 
     _write_plan(job, config=config)
     assert job.launch().returncode == 0
     assert job.seen()["argv"][2:] == [
-        "--grpo.max_num_steps", "40", "--grpo.val_at_start", "true", "--policy.lr", "1e-06",
-        "--policy.name", "tiny model",
+        "--grpo.max_num_steps",
+        "40",
+        "--grpo.val_at_start",
+        "true",
+        "--policy.lr",
+        "1e-06",
+        "--policy.name",
+        "tiny model",
     ]
 
 
@@ -109,7 +129,11 @@ def test_identity_mismatch_is_refused_before_the_child_starts(job: Job, ingest: 
     assert ingest.events() == ["failed"]
     assert ingest.of("lifecycle")[0].body["reason"] == "identity_mismatch"
     stderr = result.stderr.decode()
-    assert "FORGE_RECIPE_DIGEST" in stderr and "1" * 64 in stderr and minimal_spec()["spec"]["recipe"]["digest"] in stderr
+    assert (
+        "FORGE_RECIPE_DIGEST" in stderr
+        and "1" * 64 in stderr
+        and minimal_spec()["spec"]["recipe"]["digest"] in stderr
+    )
     assert "FORGE_RUNTIME_ID: the environment has (unset) but the JobSpec has 'nemo-rl-0.7.0'" in stderr
     assert "FORGE_RECIPE:" not in stderr  # only the differing variables are named
 
@@ -119,7 +143,10 @@ def test_plan_that_disagrees_with_the_spec_is_refused(job: Job, ingest: IngestSe
     _write_plan(job, framework=plan["framework"] | {"version": "0.8.0"})
     result = job.launch()
     assert result.returncode == 1 and not job.ran()
-    assert "FORGE_FRAMEWORK_VERSION: the JobSpec has '0.7.0' but the launch plan has '0.8.0'" in result.stderr.decode()
+    assert (
+        "FORGE_FRAMEWORK_VERSION: the JobSpec has '0.7.0' but the launch plan has '0.8.0'"
+        in result.stderr.decode()
+    )
 
 
 def test_malformed_jobspec_fails_the_job_with_every_problem(job: Job, ingest: IngestServer) -> None:
@@ -137,7 +164,9 @@ def test_malformed_jobspec_fails_the_job_with_every_problem(job: Job, ingest: In
     assert "apiVersion: must be forge/v2" in stderr and "spec.recipe.digest" in stderr
 
 
-def test_missing_jobspec_and_malformed_plan_are_failed_jobs_not_crashes(job: Job, ingest: IngestServer) -> None:
+def test_missing_jobspec_and_malformed_plan_are_failed_jobs_not_crashes(
+    job: Job, ingest: IngestServer
+) -> None:
     (job.workdir / ".starforge" / "jobspec.json").unlink()
     result = job.launch()
     assert result.returncode == 1 and b"does not exist" in result.stderr and b"Traceback" not in result.stderr
@@ -146,7 +175,10 @@ def test_missing_jobspec_and_malformed_plan_are_failed_jobs_not_crashes(job: Job
     _write_plan(job, argv=[], apiVersion="forge/launch/v0")
     result = job.launch()
     assert result.returncode == 1 and not job.ran()
-    assert [p["field"] for p in ingest.of("lifecycle")[-1].body["problems"]] == ["launch.apiVersion", "launch.argv"]
+    assert [p["field"] for p in ingest.of("lifecycle")[-1].body["problems"]] == [
+        "launch.apiVersion",
+        "launch.argv",
+    ]
 
 
 def test_one_500_is_retried(job: Job, ingest: IngestServer) -> None:
@@ -155,7 +187,10 @@ def test_one_500_is_retried(job: Job, ingest: IngestServer) -> None:
 
     assert result.returncode == 0
     assert [(r.body["event"], r.status) for r in ingest.of("lifecycle")] == [
-        ("starting", 500), ("starting", 200), ("running", 200), ("succeeded", 200),
+        ("starting", 500),
+        ("starting", 200),
+        ("running", 200),
+        ("succeeded", 200),
     ]
 
 

@@ -19,7 +19,7 @@ from starforge.runner import (
 from .conftest import IDENTITY, SPEC, launch_plan
 
 # Codes requested from the contract owners; remove from here once they are in `CODES`.
-PENDING_CODES = {"unsupported_config_mode", "invalid_env_name"}
+PENDING_CODES: set[str] = set()
 
 
 def _ok(doc: dict[str, object]) -> LaunchPlan:
@@ -57,7 +57,10 @@ def test_every_malformed_field_is_reported_at_once() -> None:
         recipe={"name": "grpo", "version": 7, "digest": "sha256:x"},
         framework={"kind": "nemo-rl"},
         argv=["{python}", 3],
-        config={"mode": "dot-overrides", "overrides": [{"path": "a", "value": [1]}, {"value": math.inf}, "x"]},
+        config={
+            "mode": "dot-overrides",
+            "overrides": [{"path": "a", "value": [1]}, {"value": math.inf}, "x"],
+        },
         env={"OK": "1", "BAD-NAME": "x", "NUM": 1},
         artifacts={"checkpoints": ["/abs/*"], "logs": "logs", "exports": ["../up"], "formats": {"log": 1}},
     )
@@ -89,7 +92,11 @@ def test_required_sections_and_document_shape() -> None:
     assert [(p.field, p.code) for p in parse_plan([])[1]] == [("launch", "not_an_object")]
     problems = parse_plan({})[1]
     assert [p.field for p in problems] == [
-        "launch.apiVersion", "launch.run_id", "launch.recipe", "launch.framework", "launch.argv",
+        "launch.apiVersion",
+        "launch.run_id",
+        "launch.recipe",
+        "launch.framework",
+        "launch.argv",
     ]
     assert {p.code for p in problems} == {"missing_field"}
     assert [p.field for p in parse_plan(launch_plan(argv=[]))[1]] == ["launch.argv"]
@@ -99,7 +106,11 @@ def test_config_modes() -> None:
     overrides = [{"path": "a", "value": 1}]
     _ok(launch_plan(config={"mode": "hydra-overrides", "overrides": overrides}))
     _ok(launch_plan(config={"mode": "trl-yaml", "overrides": []}))  # nothing to apply: fine
-    for config in ({"mode": "yaml-please"}, {"mode": "trl-yaml", "overrides": overrides}, {"overrides": overrides}):
+    for config in (
+        {"mode": "yaml-please"},
+        {"mode": "trl-yaml", "overrides": overrides},
+        {"overrides": overrides},
+    ):
         assert [(p.field, p.code) for p in parse_plan(launch_plan(config=config))[1]] == [
             ("launch.config.mode", "unsupported_config_mode")
         ]
@@ -114,9 +125,19 @@ def test_missing_or_broken_files_are_problems(tmp_path: Path) -> None:
 
 def test_every_code_is_registered_or_requested() -> None:
     docs: list[object] = [
-        [], {}, launch_plan(apiVersion="x", run_id="a b", recipe={"name": "x", "version": "1", "digest": "d"},
-                            framework={"kind": "a b", "version": 1, "runtime_id": "c d"}, argv="x",
-                            entrypoint=[], config={"mode": 1, "overrides": {}}, env=[], artifacts=[]),
+        [],
+        {},
+        launch_plan(
+            apiVersion="x",
+            run_id="a b",
+            recipe={"name": "x", "version": "1", "digest": "d"},
+            framework={"kind": "a b", "version": 1, "runtime_id": "c d"},
+            argv="x",
+            entrypoint=[],
+            config={"mode": 1, "overrides": {}},
+            env=[],
+            artifacts=[],
+        ),
         launch_plan(config={"mode": "nope"}, env={"1X": "a", "Y": "a\x00"}),
     ]
     codes = {p.code for doc in docs for p in parse_plan(doc)[1]}
@@ -126,12 +147,25 @@ def test_every_code_is_registered_or_requested() -> None:
 def test_argv_replaces_python_and_renders_overrides() -> None:
     plan = _ok(launch_plan())
     assert build_argv(plan, "/usr/bin/python3") == [
-        "/usr/bin/python3", "job.py", "--config", "experiments/my-grpo/config.yaml",
-        "grpo.max_num_steps=40", "grpo.val_at_start=true", "policy.lr=1e-06", "policy.name=tiny model",
+        "/usr/bin/python3",
+        "job.py",
+        "--config",
+        "experiments/my-grpo/config.yaml",
+        "grpo.max_num_steps=40",
+        "grpo.val_at_start=true",
+        "policy.lr=1e-06",
+        "policy.name=tiny model",
     ]
     flags = _ok(launch_plan(config={"mode": "cli-args", "overrides": [{"path": "flag", "value": False}]}))
     assert build_argv(flags, "py")[-2:] == ["--flag", "false"]
-    assert [render_value(v) for v in (True, False, 3, 0.5, 2e-05, "a b")] == ["true", "false", "3", "0.5", "2e-05", "a b"]
+    assert [render_value(v) for v in (True, False, 3, 0.5, 2e-05, "a b")] == [
+        "true",
+        "false",
+        "3",
+        "0.5",
+        "2e-05",
+        "a b",
+    ]
 
 
 def test_identity_agrees() -> None:

@@ -15,8 +15,12 @@ from .conftest import RUN_ID, TOKEN, IngestServer
 
 
 def _environ(server: IngestServer, out_dir: Path | None = None, enabled: str = "1") -> dict[str, str]:
-    env = {"STARFORGE_ENABLED": enabled, "STARFORGE_ENDPOINT": server.endpoint,
-           "STARFORGE_RUN_ID": RUN_ID, "STARFORGE_TOKEN": TOKEN}
+    env = {
+        "STARFORGE_ENABLED": enabled,
+        "STARFORGE_ENDPOINT": server.endpoint,
+        "STARFORGE_RUN_ID": RUN_ID,
+        "STARFORGE_TOKEN": TOKEN,
+    }
     if out_dir is not None:
         env["FORGE_OUT_DIR"] = str(out_dir)
     return env
@@ -43,7 +47,9 @@ def test_points_arrive_non_finite_values_are_dropped_with_one_warning(
 
     assert run.enabled
     assert [(p["key"], p["step"], p["value"]) for p in ingest.points()] == [
-        ("train/loss", 1, 0.5), ("train/reward", 2, 2.0), ("train/loss", 3, 0.25),
+        ("train/loss", 1, 0.5),
+        ("train/reward", 2, 2.0),
+        ("train/loss", 3, 0.25),
     ]
     assert all(set(p) == {"key", "step", "value", "ts"} for p in ingest.points())
     assert len(ingest.of("metrics")) == 1  # everything went out in the finish flush
@@ -56,18 +62,23 @@ def test_background_thread_flushes_about_once_a_second(ingest: IngestServer, tmp
     run = Run.from_environ(_environ(ingest))
     started = time.monotonic()
     run.log({"a": 1.0}, step=0)
-    assert ingest.wait_for(lambda: len(ingest.points()) == 1, timeout=3)
-    assert time.monotonic() - started < 2.5
-    run.finish()
+    try:
+        assert ingest.wait_for(lambda: len(ingest.points()) == 1, timeout=5)
+        assert time.monotonic() - started < 4  # about a second, with room for a loaded machine
+    finally:
+        run.finish()
 
 
 def test_a_full_buffer_is_sent_at_once_in_batches_of_500(ingest: IngestServer) -> None:
     client = IngestClient(ingest.endpoint, RUN_ID, TOKEN)
     run = Run(client, flush_interval=60)  # only the 500-point threshold can trigger the sender
-    for step in range(1200):
-        run.log({"a": float(step)}, step=step)
-    assert ingest.wait_for(lambda: len(ingest.points()) >= 1000, timeout=5)
-    run.finish()
+    try:
+        for step in range(1200):
+            run.log({"a": float(step)}, step=step)
+        # the first 500 leave without waiting for the interval; what stays below 500 waits for finish()
+        assert ingest.wait_for(lambda: len(ingest.points()) >= 500, timeout=5)
+    finally:
+        run.finish()
 
     assert [p["step"] for p in ingest.points()] == list(range(1200))
     assert max(len(r.body["points"]) for r in ingest.of("metrics")) == 500
@@ -88,8 +99,15 @@ def test_hparams_and_artifacts_are_sent(ingest: IngestServer, tmp_path: Path) ->
     assert hp.body["params"] == {"lr": 0.1, "path": str(tmp_path), "bad": "nan", "nested": {"k": [1, 2]}}
     bodies = [r.body for r in ingest.of("artifact")]
     assert bodies == [
-        {"run_id": RUN_ID, "kind": "checkpoint", "path": str(weights.parent), "format": "npz", "step": 3,
-         "size_bytes": 4, "metrics": {"loss": 0.5}},
+        {
+            "run_id": RUN_ID,
+            "kind": "checkpoint",
+            "path": str(weights.parent),
+            "format": "npz",
+            "step": 3,
+            "size_bytes": 4,
+            "metrics": {"loss": 0.5},
+        },
         {"run_id": RUN_ID, "kind": "hf_export", "path": "s3://bucket/export", "format": "huggingface"},
     ]
 

@@ -52,7 +52,7 @@ def cluster_report(rt: Runtime) -> dict[str, Any]:
                 target[series] = target.get(series, 0) + count
     per_series = []
     for series, label in series_labels.items():
-        total = rt.settings.capacity.get(series, 0)
+        total = rt.capacity.get(series, 0)
         per_series.append({
             "id": series, "label": label, "total": total, "used": used.get(series, 0),
             "free": max(0, total - used.get(series, 0)), "blocked": 0, "queued": queued.get(series, 0),

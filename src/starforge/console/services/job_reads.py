@@ -10,11 +10,12 @@ from sqlalchemy import select
 from ..runtime import Runtime
 from ..store.models import Admission, JobEvent
 from . import jobs
+from . import metrics as metric_store
 from .accounts import UserView
 from .errors import Forbidden
 from .registries import artifacts as artifact_registry
 
-__all__ = ["admissions", "artifacts", "cancel_all", "jobspec", "list_jobs", "show", "stop"]
+__all__ = ["admissions", "artifacts", "cancel_all", "jobspec", "list_jobs", "log_state", "metrics", "show", "stop"]
 
 
 def list_jobs(rt: Runtime, user: UserView, *, limit: int, everyone: bool) -> list[dict[str, Any]]:
@@ -83,3 +84,17 @@ def admissions(rt: Runtime, user: UserView, *, limit: int) -> list[dict[str, Any
             for r in rows
         ]
 
+
+
+def log_state(rt: Runtime, user: UserView, ref: str) -> tuple[str, bool, str]:
+    """Return a job's status, whether it is final, and its run directory ("" before it was launched)."""
+    with rt.db.read() as db:
+        job = jobs.find_job(db, user, ref)
+        return job.status, job.status in jobs.TERMINAL, job.run_dir
+
+
+def metrics(rt: Runtime, user: UserView, ref: str) -> dict[str, Any]:
+    """Return a run's metric series and latest values."""
+    with rt.db.read() as db:
+        job = jobs.find_job(db, user, ref)
+        return {"job_ref": job.id, **metric_store.series_of(db, job.id)}

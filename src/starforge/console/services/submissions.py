@@ -152,7 +152,7 @@ def _commit(
             package_sha=package_sha, resolved_json=json.dumps(resolved), submitted_at=time.time(),
         )
         db.add(job)
-        fit, reason = decide(take_snapshot(db, rt.settings.capacity),
+        fit, reason = decide(take_snapshot(db, rt.capacity),
                              demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs))
         set_status(db, job, fit.status, reason=reason or "admitted", waiting_for=fit.waiting_for)
         if fit is Fit.FITS:

@@ -117,6 +117,12 @@ def artifacts(ref: str, user: UserView = Depends(current_user), rt: Runtime = De
     return {"artifacts": job_reads.artifacts(rt, user, ref)}
 
 
+@router.get("/api/jobs/{ref}/metrics")
+def metrics(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return a run's metric series and latest values."""
+    return job_reads.metrics(rt, user, ref)
+
+
 @router.get("/api/admissions/mine")
 def admissions_mine(limit: int = 50, user: UserView = Depends(current_user),
                     rt: Runtime = Depends(runtime)) -> dict[str, Any]:

@@ -1,0 +1,34 @@
+"""`POST /api/ingest/*`: calls from inside running jobs, authorised by the run's own token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from ...runtime import Runtime
+from ...services import ingest as ingest_service
+from ...services.errors import AuthRequired
+from ..body import read_json
+from ..deps import runtime
+
+router = APIRouter()
+
+
+def _run_token(request: Request) -> str:
+    token = request.headers.get("x-starforge-token", "").strip()
+    if not token:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        token = value.strip() if scheme.lower() == "bearer" else ""
+    if not token:
+        raise AuthRequired("a run token is required (X-StarForge-Token)")
+    return token
+
+
+@router.post("/api/ingest/{path:path}")
+async def ingest(path: str, request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Record lifecycle events, log chunks, metric points, hyperparameters, artifacts or reports of a run."""
+    body = await read_json(request, limit=16 * 1024 * 1024)
+    token = _run_token(request)
+    return await run_in_threadpool(ingest_service.ingest, rt, path, token, body)

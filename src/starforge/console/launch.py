@@ -1,0 +1,178 @@
+"""Compile a job's launch plan and prepare its run directory: decisions here, execution in `forge-launch`.
+
+`compile_plan` turns the admitted spec and its recipe into `.starforge/launch.json` (entrypoint, argv, config
+overrides by declared path, plan environment, artifact globs). `prepare_run` lays out
+`runs/<user>/<exp>/<run_id>/{work,out,logs}`, unpacks the bundle into `work/` as hostile input, writes the spec and
+the plan under `work/.starforge/`, materialises read-only data and plugins, and builds the job's environment with
+`starforge.contract.spec_to_env` — the single spec-to-environment mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..bundle import BundleLimits, UnsafeBundle, extract_bundle
+from ..contract import Binding, BindingError, JobSpec, dumps, spec_to_env
+from ..recipes import Recipe, param_overrides
+from .executors import LaunchRequest
+from .runtime import Runtime
+from .services.bundles import bundle_path
+
+__all__ = ["LaunchFailure", "compile_plan", "prepare_run", "run_dir_of"]
+
+PLAN_VERSION = "forge/launch/v1"
+_ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
+
+
+class LaunchFailure(RuntimeError):
+    """A job that cannot be launched as admitted (a permanent failure, recorded as the job's reason)."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the console resolved for the launch: the init_from path, data directories and plugin directories."""
+
+    init_from: str = ""
+    corpus: str = ""
+    plugins: tuple[tuple[str, str], ...] = ()  # (leaf, directory)
+
+
+def run_dir_of(state_dir: Path, username: str, exp: str, run_id: str) -> Path:
+    """Return `<state>/runs/<user>/<exp basename>/<run_id>`."""
+    return state_dir / "runs" / username / exp.rstrip("/").rsplit("/", 1)[-1] / run_id
+
+
+def _argv(spec: JobSpec, recipe: Recipe, work: Path, action: str, framework_dir: str) -> tuple[list[str], str]:
+    exp = spec.spec.source.exp
+    version = spec.spec.framework.version
+    entry = recipe.lifecycle[action] if action else recipe.entrypoint_for(version)
+    if entry.experiment_override and (work / exp / entry.experiment_override).is_file():
+        return ["{python}", f"{exp}/{entry.experiment_override}"], "experiment"
+    if entry.kind == "module":
+        return ["{python}", "-m", entry.value], entry.kind
+    if entry.kind == "experiment":
+        target = f"{exp}/{entry.value}"
+        if entry.value.endswith(".sh"):
+            return ["bash", target], entry.kind
+        if entry.value.endswith(".py"):
+            return ["{python}", target], entry.kind
+        return [f"./{target}"], entry.kind
+    if not framework_dir:
+        raise LaunchFailure(
+            f"recipe {recipe.id} runs {entry.value} from a {recipe.framework} checkout, and this deployment has none "
+            "configured (framework_dirs in the console configuration)"
+        )
+    return ["{python}", str(Path(framework_dir) / entry.value)], entry.kind
+
+
+def compile_plan(
+    spec: JobSpec, recipe: Recipe, *, run_id: str, work: Path, action: str = "", init_from: str = "",
+    framework_dir: str = "",
+) -> dict[str, Any]:
+    """Return the launch plan of a job (or of one of its lifecycle actions)."""
+    exp = spec.spec.source.exp
+    argv, kind = _argv(spec, recipe, work, action, framework_dir)
+    mode = str(recipe.adapter_options.get("config_mode", "") or "")
+    config_path = f"{exp}/config.yaml" if (work / exp / "config.yaml").is_file() else ""
+    overrides: list[dict[str, Any]] = []
+    if not action:
+        if config_path and mode in ("dot-overrides", "hydra-overrides") and kind != "experiment":
+            argv += ["--config", config_path]
+        overrides = [{"path": p, "value": v}
+                     for p, v in param_overrides(spec.spec.hyperparams, recipe, spec.spec.framework.version)]
+    env = {"FORGE_INIT_FROM": init_from} if init_from else {}
+    if spec.spec.framework.observability_url:
+        env["FORGE_EXTERNAL_OBSERVABILITY_URL"] = spec.spec.framework.observability_url
+    return {
+        "apiVersion": PLAN_VERSION,
+        "run_id": run_id,
+        "action": action,
+        "recipe": {"name": spec.spec.recipe.name, "version": spec.spec.recipe.version,
+                   "digest": spec.spec.recipe.digest},
+        "framework": {"kind": spec.spec.framework.kind, "version": spec.spec.framework.version,
+                      "runtime_id": spec.spec.framework.runtime_id},
+        "entrypoint": {"kind": kind, "value": argv[-1]},
+        "argv": argv,
+        "config": {"mode": mode if overrides else "", "path": config_path, "overrides": overrides},
+        "env": env,
+        "artifacts": dict(recipe.artifacts),
+    }
+
+
+def _read_only_copy(source: Path, target: Path) -> None:
+    shutil.copytree(source, target, symlinks=False, dirs_exist_ok=False)
+    for root, dirs, files in os.walk(target):
+        for name in files:
+            path = Path(root, name)
+            path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o222)
+        for name in dirs:
+            Path(root, name).chmod(0o555)
+    target.chmod(0o555)
+
+
+def _runner_command() -> tuple[str, ...]:
+    script = Path(sys.executable).with_name("forge-launch")
+    if script.is_file():
+        return (str(script),)
+    return (sys.executable, "-c", "import sys; from starforge.runner.launch import main; sys.exit(main())")
+
+
+def _base_env() -> dict[str, str]:
+    env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def prepare_run(
+    rt: Runtime, *, spec: JobSpec, recipe: Recipe, run_id: str, username: str, profile: str, package_sha: str,
+    inputs: Inputs, run_token: str, action: str = "", parent_id: str = "", devices: dict[str, int] | None = None,
+) -> LaunchRequest:
+    """Lay out the run directory, write the spec and plan, and return what the executor must start."""
+    run_dir = run_dir_of(rt.settings.state_dir, username, spec.spec.source.exp, run_id)
+    work, out, logs = run_dir / "work", run_dir / "out", run_dir / "logs"
+    if work.exists():
+        shutil.rmtree(work)  # a relaunch after a failed start begins from the admitted bundle again
+    for directory in (work, out, logs):
+        directory.mkdir(parents=True, exist_ok=True)
+    if package_sha:
+        try:
+            extract_bundle(bundle_path(rt.settings.state_dir, package_sha).read_bytes(), work,
+                           BundleLimits(max_bytes=rt.settings.max_bundle_bytes, max_files=rt.settings.max_bundle_files))
+        except (OSError, UnsafeBundle) as exc:
+            raise LaunchFailure(f"the job bundle cannot be unpacked: {exc}") from exc
+    docs_dir = ""
+    if inputs.corpus:
+        mount = run_dir / "mounts" / "corpus"
+        if not mount.exists():
+            _read_only_copy(Path(inputs.corpus), mount)
+        docs_dir = str(mount)
+    for leaf, directory in inputs.plugins:
+        target = work / "forge_plugins" / leaf
+        if not target.exists():
+            shutil.copytree(directory, target)
+    starforge_dir = work / ".starforge"
+    starforge_dir.mkdir(exist_ok=True)
+    (starforge_dir / "jobspec.json").write_text(dumps(spec), encoding="utf-8")
+    plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=inputs.init_from,
+                        framework_dir=rt.settings.framework_dirs.get(recipe.framework, ""))
+    (starforge_dir / "launch.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    binding = Binding(
+        run_id=run_id, profile=profile, nemo_rl_dir=rt.settings.framework_dirs.get("nemo-rl", ""),
+        storage_root=str(rt.settings.state_dir), docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
+        ingest_endpoint=f"{rt.settings.base_url}/api/ingest", ingest_token=run_token, train_run_id=parent_id,
+    )
+    try:
+        env = {**_base_env(), **spec_to_env(spec, binding)}
+    except BindingError as exc:
+        raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
+    env["FORGE_WORK_DIR"] = str(work)
+    argv = (*_runner_command(), "--workdir", str(work))
+    return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=work, devices=dict(devices or {}))
+

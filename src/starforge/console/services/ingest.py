@@ -1,0 +1,83 @@
+"""Ingest from running jobs (wire-protocol §11): lifecycle, logs, metrics, hparams, artifacts and reports.
+
+Every call is authorised by the run's own token, which is valid only for its run id and only here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ...contract import Problem
+from ..runtime import Runtime
+from ..store.models import Job, JobEvent
+from . import accounts, logs, metrics
+from .errors import NotFound, Rejected
+from .registries import artifacts
+
+__all__ = ["PATHS", "ingest"]
+
+PATHS = ("lifecycle", "logs", "metrics", "hparams", "artifact", "validation", "hardware", "environment/nodes",
+         "benchmark")
+_EVENTS = ("starting", "running", "succeeded", "failed")
+_KINDS = ("checkpoint", "log", "hf_export", "eval_report", "merged_model")
+
+
+def _bad(field: str, message: str) -> Rejected:
+    return Rejected("Invalid ingest call", [Problem(field, "invalid_request", message)])
+
+
+def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
+    """Apply one ingest call for the run named in the body, after checking the run token."""
+    if path not in PATHS:
+        raise NotFound(f"no ingest endpoint {path}")
+    if not isinstance(body, dict) or not isinstance(body.get("run_id"), str):
+        raise _bad("run_id", "the body must be a JSON object with run_id")
+    run_id = body["run_id"]
+    with rt.db.write() as db:
+        accounts.authenticate_run(db, token, run_id)
+        job = db.get(Job, run_id)
+        if job is None:
+            raise NotFound(f"no run {run_id}")
+        if path == "lifecycle":
+            event = body.get("event")
+            if event not in _EVENTS:
+                raise _bad("event", f"event must be one of {', '.join(_EVENTS)}")
+            detail = {k: v for k, v in body.items() if k not in ("run_id", "event", "ts")}
+            reason = f"lifecycle {event}" + (f" {json.dumps(detail, sort_keys=True)}" if detail else "")
+            db.add(JobEvent(job_id=run_id, at=time.time(), from_status=job.status, to_status=job.status,
+                            reason=reason[:2000]))
+            return {"ok": True}
+        if path == "metrics":
+            points = body.get("points")
+            if not isinstance(points, list):
+                raise _bad("points", "points must be a list of {key, step, value, ts}")
+            return {"ok": True, "stored": metrics.record_points(db, run_id, points)}
+        if path == "artifact":
+            kind, where = body.get("kind"), body.get("path")
+            if kind not in _KINDS or not isinstance(where, str) or not where:
+                raise _bad("kind", f"an artifact needs a kind ({', '.join(_KINDS)}) and a path")
+            step = body.get("step")
+            size = body.get("size_bytes")
+            view = artifacts.register(
+                db, run_id, kind, where, format=str(body.get("format") or ""),
+                step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+                size_bytes=size if isinstance(size, int) and not isinstance(size, bool) else None,
+                metrics=body.get("metrics") if isinstance(body.get("metrics"), dict) else None,
+            )
+            return {"ok": True, "ref": view.ref}
+        run_dir = job.run_dir
+    if path == "logs":
+        chunks = body.get("chunks")
+        if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
+            raise _bad("chunks", "chunks must be a list of strings")
+        if run_dir:
+            logs.append(run_dir, "".join(chunks))
+        return {"ok": True}
+    target = rt.jobs_dir(run_id) / (path.replace("/", "_") + ".jsonl")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with Path(target).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(body, ensure_ascii=False) + "\n")
+    return {"ok": True}

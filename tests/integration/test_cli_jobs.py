@@ -1,0 +1,88 @@
+"""`sf job …` through the real `sf` against a real console: empty accounts, foreign ids, following logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from starforge.client import Console, NotFound
+from tests.integration import helpers
+from tests.integration.conftest import ConsoleProcess, unique
+from tests.integration.test_cli_account import sf, token_login
+
+
+def submit_toy_job(console: ConsoleProcess, token: str, exp: str = "experiments/toy") -> str:
+    """Submit a tiny tinyrl job with our SDK and return its job id."""
+    with console.client(token) as http:
+        spec = helpers.spec_for(http, exp=exp)
+    files = {f"{exp}/config.yaml": "grpo:\n  max_num_steps: 5\n"}
+    with Console(console.url, token) as client:
+        result = client.submit(spec, helpers.bundle(files), profile="cpu")
+    assert result.job_id
+    return result.job_id
+
+
+def test_job_ls_on_an_empty_account(console: ConsoleProcess, forge_home: Path) -> None:
+    token_login(console, forge_home, unique("empty"))
+    human = sf("job", "ls")
+    assert human.returncode == 0, human.stderr
+    assert human.stdout == "" and "No jobs yet" in human.stderr
+    as_json = sf("job", "ls", "--all", "--json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"jobs": []}
+    logs = sf("job", "logs")
+    assert logs.returncode == 1 and "no jobs yet" in logs.stderr
+
+
+def test_unknown_job_id_is_refused(console: ConsoleProcess, forge_home: Path) -> None:
+    token = token_login(console, forge_home, unique("nobody"))
+    for args in (["job", "status", "r-0000000000"], ["job", "stop", "r-0"], ["job", "logs", "nope"],
+                 ["job", "spec", "x"], ["job", "metrics", "x"]):
+        done = sf(*args)
+        assert done.returncode == 1 and "no job matches" in done.stderr, args
+    with Console(console.url, token) as client, pytest.raises(NotFound):
+        client.stop("r-0000000000")
+
+
+def test_a_foreign_job_is_invisible_and_404(console: ConsoleProcess, forge_home: Path, tmp_path: Path) -> None:
+    owner = unique("owner")
+    owner_token = console.token_for(owner)
+    job_id = submit_toy_job(console, owner_token)
+
+    token = token_login(console, forge_home, unique("other"))
+    for args in (["job", "status", job_id], ["job", "stop", job_id], ["job", "spec", job_id]):
+        done = sf(*args)
+        assert done.returncode == 1 and "no job matches" in done.stderr, args
+    with Console(console.url, token) as client:
+        for call in (client.stop, client.jobspec, client.metrics, lambda ref: list(client.logs(ref, follow=False))):
+            with pytest.raises(NotFound):
+                call(job_id)
+
+    owner_home = tmp_path / "owner"
+    token_login(console, owner_home, owner)
+    listed = json.loads(sf("job", "ls", "--json", home=owner_home).stdout)["jobs"]
+    assert [row["job_ref"] for row in listed] == [job_id]
+    status = sf("job", "status", job_id[:6], "--json", home=owner_home)
+    assert status.returncode == 0 and json.loads(status.stdout)["job_ref"] == job_id
+    by_name = sf("job", "status", "toy", home=owner_home)
+    assert by_name.returncode == 0 and job_id in by_name.stdout
+    admitted = json.loads(sf("job", "spec", job_id, "--json", home=owner_home).stdout)
+    assert admitted["metadata"]["owner"] == owner
+    stopped = sf("job", "cancel-all", "--yes", "--json", home=owner_home)
+    assert stopped.returncode == 0 and isinstance(json.loads(stopped.stdout)["stopped"], int)
+
+
+def test_job_logs_follow_until_the_end(console: ConsoleProcess, forge_home: Path) -> None:
+    token = token_login(console, forge_home, unique("logs"))
+    job_id = submit_toy_job(console, token, exp="experiments/follow")
+    done = sf("job", "logs", job_id, timeout=600)
+    with Console(console.url, token) as client:
+        final = client.job(job_id)
+    assert final.terminal, (final, done.stderr)
+    assert done.returncode == (0 if final.succeeded else 1), done.stderr
+    assert done.stdout, "the job printed no log lines"
+    again = sf("job", "logs", "follow", "-n", "0", timeout=120)  # a finished job replays, then ends
+    assert again.returncode == done.returncode and again.stdout == done.stdout
+    stopped = sf("job", "stop", job_id)
+    assert stopped.returncode == 0 and "already finished" in stopped.stderr

@@ -1,0 +1,104 @@
+"""A console killed with SIGKILL while jobs run, then restarted, loses no job and leaves none stuck."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.conftest import BACKENDS, ConsoleProcess, make_console, unique
+from tests.integration.helpers import bundle, spec_for, submit
+
+TERMINAL = {"succeeded", "failed", "stopped"}
+
+
+def _custom_job(api: httpx.Client, name: str, script: str) -> str:
+    spec = spec_for(api, "custom/custom", exp=f"experiments/{name}", series="cpu", gpus=1)
+    spec["spec"]["framework"]["image"] = "nvcr.io/team/trainer:1.0"
+    spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
+    response = submit(api, spec, data=bundle({f"experiments/{name}/train.sh": script}))
+    assert response.status_code in (200, 202), response.text
+    return str(response.json()["job_id"])
+
+
+def _status(api: httpx.Client, job: str) -> dict[str, Any]:
+    return dict(api.get("/api/job", params={"id": job}).json())
+
+
+def _wait_for(api: httpx.Client, jobs: list[str], statuses: set[str], timeout: float = 90) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    current: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        current = {job: _status(api, job)["status"] for job in jobs}
+        if all(s in statuses for s in current.values()):
+            return current
+        time.sleep(0.2)
+    raise AssertionError(f"jobs did not reach {statuses}: {current}")
+
+
+def _pid_file(console: ConsoleProcess, user: str, name: str, job: str) -> Path:
+    return console.state_dir / "runs" / user / name / job / "work" / "pid"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 4}, "stop_grace_seconds": 2,
+                                                              "image_allowlist": ["nvcr.io"]})
+    console.start()
+    user = unique("rs")
+    api = console.client(console.token_for(user))
+    try:
+        short = _custom_job(api, "short", "echo $$ > pid\necho start\nsleep 3\necho done-short\n")
+        victim = _custom_job(api, "victim", "echo $$ > pid\necho start\nsleep 600\n")
+        long = _custom_job(api, "long", "echo $$ > pid\necho start\nsleep 12\necho done-long\n")
+        _wait_for(api, [short, victim, long], {"running"})
+        for name, job in (("short", short), ("victim", victim), ("long", long)):
+            pid_file = _pid_file(console, user, name, job)
+            deadline = time.monotonic() + 20
+            while not pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        console.stop(kill=True)  # SIGKILL: no cleanup, no goodbye
+        script_pid = int(_pid_file(console, user, "victim", victim).read_text())
+        launcher_pid = int(Path(f"/proc/{script_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.killpg(script_pid, signal.SIGKILL)
+        os.kill(launcher_pid, signal.SIGKILL)
+        time.sleep(5)  # the short job ends while the console is down
+        console.start()
+        api.close()
+        api = console.client(console.token_for(user))
+        final = _wait_for(api, [short, victim, long], TERMINAL, timeout=60)
+        assert final == {short: "succeeded", victim: "failed", long: "succeeded"}
+        assert "vanished" in _status(api, victim)["message"] or "gone" in _status(api, victim)["message"]
+        rows = api.get("/api/jobs/mine", params={"limit": 50}).json()["jobs"]
+        assert {r["job_ref"] for r in rows} == {short, victim, long}
+        logs = httpx.get(f"{console.url}/api/job/logs/stream", params={"id": long, "tail": 0},
+                         headers=api.headers, timeout=30).text
+        assert "done-long" in logs and "event: end" in logs
+    finally:
+        api.close()
+        console.stop()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stop_terminates_a_running_job(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 2}, "stop_grace_seconds": 2,
+                                                              "image_allowlist": ["nvcr.io"]})
+    console.start()
+    user = unique("st")
+    api = console.client(console.token_for(user))
+    try:
+        job = _custom_job(api, "sleeper", "echo start\nsleep 600\n")
+        _wait_for(api, [job], {"running"})
+        response = api.post("/api/job/stop", params={"id": job}).json()
+        assert response["stopped"] is True
+        assert _wait_for(api, [job], TERMINAL, timeout=30) == {job: "stopped"}
+        again = api.post("/api/job/stop", params={"id": job}).json()
+        assert again == {"stopped": False, "status": "stopped", "job_ref": job}
+    finally:
+        api.close()
+        console.stop()

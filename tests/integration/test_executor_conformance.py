@@ -1,0 +1,162 @@
+"""The executor conformance suite: every executor must pass it (here: the local executor).
+
+Jobs are small shell programs that honour the executor contract the way `forge-launch` does: they write their exit
+record to `$FORGE_EXIT_FILE` before exiting, which is how a re-attached job's final status is known.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from starforge.console.executors import ExecState, Executor, LaunchRequest, LocalExecutor
+
+EXECUTORS: dict[str, Callable[[], Executor]] = {
+    "local": lambda: LocalExecutor({"cpu": 4}, gpus={}),
+}
+
+PROGRAM = textwrap.dedent(
+    """
+    import json, os, signal, sys, time
+    def record(code, sig=None):
+        with open(os.environ["FORGE_EXIT_FILE"], "w") as f:
+            json.dump({"exit_code": code, "signal": sig}, f)
+    def on_term(signum, frame):
+        print("got SIGTERM", flush=True)
+        if os.environ.get("IGNORE_TERM") == "1":
+            return
+        record(143, signum)
+        sys.exit(143)
+    signal.signal(signal.SIGTERM, on_term)
+    print("hello from", os.environ.get("JOB_NAME"), flush=True)
+    if os.environ.get("SPAWN") == "1":
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("grandchild.pid", "w").write(str(child.pid))
+    for i in range(int(os.environ.get("LINES", "0"))):
+        print(f"line {i}", flush=True)
+    time.sleep(float(os.environ.get("SLEEP", "0")))
+    code = int(os.environ.get("EXIT", "0"))
+    record(code)
+    sys.exit(code)
+    """
+)
+
+
+@pytest.fixture(params=sorted(EXECUTORS))
+def executor(request: pytest.FixtureRequest) -> Executor:
+    return EXECUTORS[request.param]()
+
+
+def _request(tmp: Path, name: str, **env: str) -> LaunchRequest:
+    run_dir = tmp / name
+    work = run_dir / "work"
+    work.mkdir(parents=True)
+    (work / "job.py").write_text(PROGRAM)
+    return LaunchRequest(run_id=name, run_dir=run_dir, argv=(sys.executable, "job.py"),
+                         env={"PATH": os.environ["PATH"], "JOB_NAME": name, **env}, cwd=work)
+
+
+def _wait(executor: Executor, ref: str, timeout: float = 30) -> ExecState:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = executor.poll(ref)
+        if state.finished:
+            return state
+        time.sleep(0.05)
+    raise AssertionError("the job did not finish")
+
+
+def _all_logs(executor: Executor, ref: str) -> bytes:
+    data, offset = b"", 0
+    while True:
+        chunk, offset = executor.logs(ref, offset)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def test_success_and_logs(executor: Executor, tmp_path: Path) -> None:
+    ref = executor.submit(_request(tmp_path, "ok", LINES="3"))
+    state = _wait(executor, ref)
+    assert state.state == "exited" and state.exit_code == 0
+    assert _all_logs(executor, ref) == b"hello from ok\nline 0\nline 1\nline 2\n"
+
+
+def test_failure_exit_code(executor: Executor, tmp_path: Path) -> None:
+    ref = executor.submit(_request(tmp_path, "bad", EXIT="3"))
+    state = _wait(executor, ref)
+    assert state.state == "exited" and state.exit_code == 3
+
+
+def test_logs_are_incremental(executor: Executor, tmp_path: Path) -> None:
+    ref = executor.submit(_request(tmp_path, "inc", LINES="50"))
+    _wait(executor, ref)
+    first, offset = executor.logs(ref, 0)
+    rest, end = executor.logs(ref, 10)
+    assert first[10:] == rest and end == offset
+    assert executor.logs(ref, end) == (b"", end)
+
+
+def test_stop_terminates_the_whole_process_group(executor: Executor, tmp_path: Path) -> None:
+    request = _request(tmp_path, "stop", SLEEP="600", SPAWN="1")
+    ref = executor.submit(request)
+    deadline = time.monotonic() + 10
+    pid_file = request.cwd / "grandchild.pid"
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    grandchild = int(pid_file.read_text())
+    executor.stop(ref, grace=5)
+    state = _wait(executor, ref)
+    assert state.state == "exited" and state.exit_code == 143
+    for _ in range(100):
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the grandchild survived the stop")
+    assert b"got SIGTERM" in _all_logs(executor, ref)
+
+
+def test_stop_escalates_to_sigkill_after_the_grace_period(executor: Executor, tmp_path: Path) -> None:
+    ref = executor.submit(_request(tmp_path, "stubborn", SLEEP="600", IGNORE_TERM="1"))
+    time.sleep(0.5)
+    started = time.monotonic()
+    executor.stop(ref, grace=1)
+    state = _wait(executor, ref)
+    assert state.finished and state.signal == signal.SIGKILL
+    assert time.monotonic() - started >= 0.9
+
+
+def test_restart_reattaches_live_jobs_and_accounts_for_ended_ones(tmp_path: Path) -> None:
+    for name, make in EXECUTORS.items():
+        first = make()
+        live = first.submit(_request(tmp_path / name, "live", SLEEP="2", EXIT="0"))
+        ended = first.submit(_request(tmp_path / name, "ended", EXIT="5"))
+        _wait(first, ended)
+        second = make()  # a new console process: no in-memory state about these jobs
+        states = second.reconcile([live, ended])
+        assert states[live].state == "running"
+        assert states[ended].state == "exited" and states[ended].exit_code == 5
+        assert _wait(second, live).exit_code == 0
+
+
+def test_a_job_that_vanished_without_a_record_is_lost(tmp_path: Path) -> None:
+    for name, make in EXECUTORS.items():
+        first = make()
+        ref = first.submit(_request(tmp_path / name, "victim", SLEEP="600"))
+        pid = int(ref.split(":")[1])
+        time.sleep(0.3)
+        os.killpg(pid, signal.SIGKILL)
+        _wait(first, ref)
+        second = make()
+        assert second.reconcile([ref])[ref].state == "lost"
