@@ -10,7 +10,7 @@ BENCH = Path(__file__).resolve().parent
 
 
 def main() -> int:
-    scripts = sorted(p for p in BENCH.glob("*.py") if p.name not in ("run_all.py", "__init__.py") and not p.name.startswith("_"))
+    scripts = sorted(p for p in BENCH.glob("*.py") if p.name != "run_all.py" and not p.name.startswith("_"))
     failed = []
     for script in scripts:
         print(f"\n=== {script.stem} ===", flush=True)
