@@ -22,6 +22,27 @@ app = typer.Typer(
 
 _DEFAULT_FILE = ".starforge/jobspec.json"
 
+# Hints shown for problems that arrive without one (the contract's type rules carry none); keyed by code.
+_TYPE_HINTS = {
+    "missing_field": "add {field}; `sf spec schema` shows every required key",
+    "empty_object": "give {field} its content, or remove it",
+    "not_an_object": "write {field} as a JSON object {{...}}",
+    "not_a_list": "write {field} as a JSON array [...]",
+    "not_a_string": "write {field} as a JSON string in double quotes",
+    "not_a_boolean": "write {field} as true or false, without quotes",
+    "not_an_integer": "write {field} as a whole JSON number such as 1 (no quotes, no decimal point, not a boolean)",
+    "not_a_number": "write {field} as a JSON number, without quotes",
+    "not_positive": "use a number of 1 or more for {field}",
+}
+
+
+def _with_hints(problems: list[Problem]) -> list[Problem]:
+    """Return `problems` with a generic hint for those that carry none, so every rejection says how to fix it."""
+    from dataclasses import replace
+
+    return [replace(p, hint=_TYPE_HINTS.get(p.code, "see `sf spec schema` for the expected shape of {field}")
+                    .format(field=p.field)) if not p.hint else p for p in problems]
+
 
 def _read_document(path: str, out: Output) -> tuple[Any, list[Problem]]:
     """Read JSON from a file or `-`; return the document, or a problem when the text is not JSON."""
@@ -74,7 +95,7 @@ def check(
                 out.abort(str(exc), hint="--catalog takes a recipe tree; --digest-scheme manifest|manifest+template",
                           code=EXIT_USAGE)
         verdict = check_document(doc, cat)
-        problems, warnings = verdict.problems, verdict.warnings
+        problems, warnings = _with_hints(verdict.problems), verdict.warnings
     result = {
         "ok": not problems,
         "errors": [p.to_dict() for p in problems],
@@ -102,6 +123,7 @@ def explain(
     warnings: list[Problem] = []
     if not problems:
         problems, warnings = _problems_of(doc)
+        problems = _with_hints(problems)
     if as_json:
         out.emit({"ok": not problems, "errors": [p.to_dict() for p in problems],
                   "warnings": [w.to_dict() for w in warnings]})

@@ -276,12 +276,12 @@ def read_data(w: Walk, value: Any) -> Data | None:
 
 def _read_reference(w: Walk, obj: dict[str, Any], parent: str, key: str, *, version_required: bool = False) -> str:
     """Return the normalised reference at `parent.key` (`""` when unset or after reporting a problem)."""
+    text = obj.get(key)
+    if type(text) is str and match_ref(text) is not None and (not version_required or "@" in text):
+        return text  # well-formed, hence already trimmed and its own normal form
     text = w.string(obj, parent, key)
     if not text:
         return ""
-    fast = match_ref(text)
-    if fast is not None and (fast[3] is not None or not version_required):
-        return text  # a well-formed reference is its own normal form
     ref, problems = parse_versioned_ref(text, f"{parent}.{key}", version_required=version_required)
     w.problems.extend(problems)
     return str(ref) if ref else ""
@@ -453,8 +453,8 @@ def _read_pool(w: Walk, obj: dict[str, Any], field: str) -> Pool | None:
     if name is not None and match_segment(name) is None:
         w.problems.extend(check_safe_segment(name, f"{field}.name", "pool name"))
     series = w.string(obj, field, "series")
-    nodes = w.positive_int(obj["nodes"], field, "nodes") if "nodes" in obj else 1
-    gpus_per_node = w.positive_int(obj["gpus_per_node"], field, "gpus_per_node") if "gpus_per_node" in obj else 1
+    nodes = w.positive_int(obj.get("nodes", 1), field, "nodes")
+    gpus_per_node = w.positive_int(obj.get("gpus_per_node", 1), field, "gpus_per_node")
     if len(w.problems) != before:
         return None
     return new_pool(name or "", nodes or 0, gpus_per_node or 0, series or "")

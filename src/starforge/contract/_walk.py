@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import isfinite
 from typing import Any
 
+from ._jsonio import JsonObject
 from ._problems import Problem
 
 __all__ = ["ANY_KEYS", "MISSING", "Walk", "type_name"]
@@ -82,15 +83,22 @@ class Walk:
 
     def obj(self, value: Any, field: str, known: frozenset[str]) -> dict[str, Any] | None:
         """Return `value` as an object (`null` and absent become `{}`), warning on unknown and repeated keys."""
-        if type(value) is dict and (known is ANY_KEYS or known.issuperset(value)):
+        if (type(value) is dict or (type(value) is JsonObject and not value.repeated_keys)) and (
+            known is ANY_KEYS or known.issuperset(value)
+        ):
             return value
         if value is None or value is MISSING:
             return {}
         if not isinstance(value, dict):
             self.bad(field, "not_an_object", f"must be an object, got {_type_name(value)}")
             return None
-        prefix = "" if field == "<root>" else f"{field}."
         repeated = None if type(value) is dict else getattr(value, "repeated_keys", None)
+        if repeated or not known.issuperset(value):
+            self._warn_keys(value, field, known, repeated)
+        return value
+
+    def _warn_keys(self, value: dict[str, Any], field: str, known: frozenset[str], repeated: Any) -> None:
+        prefix = "" if field == "<root>" else f"{field}."
         if repeated:
             for key in repeated:
                 self.warn(prefix + (key or '""'), "duplicate_key", "key repeated in the JSON object; the last value wins")
@@ -98,7 +106,6 @@ class Walk:
             for key in value:
                 if key not in known:
                     self.warn(prefix + (key or '""'), "unknown_field", "unknown field, ignored")
-        return value
 
     # The readers below take the field path as `parent` and `key`: the dotted path is only built for a problem.
 
@@ -163,7 +170,7 @@ class Walk:
 
     def no_non_finite(self, value: Any, field: str) -> bool:
         """Report every NaN or infinity inside `value` at its own path; return True when there is none."""
-        if type(value) is dict and _flat_and_finite(value):
+        if isinstance(value, dict) and _flat_and_finite(value):
             return True
         if isinstance(value, float):
             if isfinite(value):

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..bundle import SECRET_PATTERNS
 from .discovery import LAB_FILE
 
 __all__ = ["LAB_API_VERSION", "LabExists", "ScaffoldError", "init_lab"]
@@ -30,25 +31,7 @@ GITIGNORE_LINES = (
     "runs/",
     "",
     "# secrets: never committed, and `sf submit` refuses to upload them",
-    ".env",
-    ".env.*",
-    ".envrc",
-    ".netrc",
-    "credentials.json",
-    "*_credentials.json",
-    "token.txt",
-    "api_key.txt",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "id_dsa*",
-    "secrets.*",
-    "*.secret",
-    "hf_token*",
+    *SECRET_PATTERNS,
     "",
     "# Python",
     "__pycache__/",

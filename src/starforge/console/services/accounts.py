@@ -228,13 +228,13 @@ def authenticate(db: Session, secret: str) -> UserView:
     return user_view(user)
 
 
-def authenticate_run(db: Session, secret: str, run_id: str) -> UserView:
-    """Return the owner of the run behind an ingest token, if and only if the token belongs to `run_id`."""
+def authenticate_run(db: Session, secret: str, run_id: str | None) -> UserView:
+    """Return the owner of the run behind an ingest token; with a `run_id`, only if the token belongs to it."""
     found = _lookup(db, secret)
     if found is None or found[0].kind != "run" or found[0].revoked_at is not None:
         raise AuthRequired("invalid run token")
     token, user = found
-    if token.run_id != run_id:
+    if run_id is not None and token.run_id != run_id:
         raise AuthRequired("this run token belongs to another run")
     return user_view(user)
 

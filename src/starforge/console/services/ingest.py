@@ -30,14 +30,14 @@ def _bad(field: str, message: str) -> Rejected:
 
 
 def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
-    """Apply one ingest call for the run named in the body, after checking the run token."""
-    if path not in PATHS:
-        raise NotFound(f"no ingest endpoint {path}")
-    if not isinstance(body, dict) or not isinstance(body.get("run_id"), str):
-        raise _bad("run_id", "the body must be a JSON object with run_id")
-    run_id = body["run_id"]
+    """Apply one ingest call for the run named in the body, after checking the run token (always first)."""
+    run_id = body.get("run_id") if isinstance(body, dict) else None
     with rt.db.write() as db:
-        accounts.authenticate_run(db, token, run_id)
+        accounts.authenticate_run(db, token, run_id if isinstance(run_id, str) else None)
+        if path not in PATHS:
+            raise NotFound(f"no ingest endpoint {path}")
+        if not isinstance(body, dict) or not isinstance(run_id, str):
+            raise _bad("run_id", "the body must be a JSON object with run_id")
         job = db.get(Job, run_id)
         if job is None:
             raise NotFound(f"no run {run_id}")

@@ -1,0 +1,412 @@
+"""`sf submit`: build an experiment's JobSpec and bundle and submit them (wire-protocol §7.1), or check them.
+
+The sequence: `GET /api/cluster/status` → `build_jobspec` → `GET /api/extensions?source=user` → `GET /api/recipes`
+→ the client handshake → `.starforge/jobspec.json` → the bundle → `POST /api/jobs` (or, with --dry-run,
+`POST /api/admission/check`). Nothing is uploaded when any step before the last refuses.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+
+if TYPE_CHECKING:
+    import httpx
+
+    from starforge.client import Console
+    from starforge.contract import Problem, ProfileEntry
+    from starforge.lab import BuiltSpec, SubmitOptions
+    from starforge.recipes import Catalog
+
+app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Build the JobSpec and bundle of an experiment and submit it.",
+)
+
+_PROGRESS_MIN_BYTES = 1 << 20
+_CHUNK = 64 << 10
+
+
+# ---- the lab side ---------------------------------------------------------------------------------------------
+
+def _lab(out: Output) -> Path:
+    from starforge.lab import LabNotFound, find_root
+
+    try:
+        return find_root()
+    except LabNotFound as exc:
+        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
+
+
+def _catalog(out: Output, path: str | None) -> Catalog:
+    from starforge.lab import client_catalog
+    from starforge.recipes import CatalogError
+
+    try:
+        return client_catalog(path)
+    except CatalogError as exc:
+        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
+    except ValueError as exc:
+        out.abort(str(exc), code=EXIT_USAGE)
+
+
+def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_version: str) -> None:
+    """`--upgrade-recipe`: rewrite the lock from the local catalog before anything else (the tree then changes)."""
+    from starforge import __version__
+    from starforge.recipes import UpgradeError, apply_upgrade, plan_upgrade
+
+    plan = plan_upgrade(exp_dir, catalog, __version__, framework_version=framework_version or None)
+    if not plan.ok:
+        out.problems(f"The lock was not upgraded: {plan.state} — {plan.message}", plan.problems)
+        out.abort("nothing was submitted", hint=f"`sf recipe status {exp_dir.name}` shows the lock")
+    try:
+        written = apply_upgrade([plan])
+    except UpgradeError as exc:
+        out.abort(str(exc))
+    if written:
+        out.info(f"upgraded {exp_dir.name}/recipe.lock.json to the installed catalog ({plan.state} → current)")
+
+
+# ---- rendering ------------------------------------------------------------------------------------------------
+
+def _refuse(out: Output, title: str, problems: Sequence[Problem], warnings: Sequence[Problem] = (),
+            **extra: Any) -> NoReturn:
+    """Print a refusal (title, one bullet per problem with its hint) and exit 1; `--json` prints one object."""
+    if out.as_json:
+        out.emit({"ok": False, "title": title, "problems": [p.to_dict() for p in problems],
+                  "warnings": [w.to_dict() for w in warnings], **extra})
+    else:
+        out.problems(title, problems, warnings)
+    raise typer.Exit(EXIT_REFUSED)
+
+
+def _warn_all(out: Output, warnings: Sequence[Problem]) -> None:
+    for warning in warnings:
+        out.warn(f"{warning.field}: {warning.message}")
+
+
+# ---- the console side -----------------------------------------------------------------------------------------
+
+def _progress_transport(out: Output) -> httpx.BaseTransport | None:
+    """Return a transport that shows an upload bar for bundles over 1 MB, on a terminal only (Rich, lazily)."""
+    if out.as_json or not sys.stderr.isatty():
+        return None
+    import httpx
+
+    class _Counted(httpx.SyncByteStream):
+        def __init__(self, data: bytes) -> None:
+            self._data = data
+
+        def __iter__(self) -> Iterator[bytes]:
+            from rich.console import Console as RichConsole
+            from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+            view = memoryview(self._data)
+            with Progress("uploading", BarColumn(), DownloadColumn(), TransferSpeedColumn(), transient=True,
+                          console=RichConsole(stderr=True)) as bar:
+                task = bar.add_task("upload", total=len(view))
+                for start in range(0, len(view), _CHUNK):
+                    chunk = bytes(view[start:start + _CHUNK])
+                    yield chunk
+                    bar.advance(task, len(chunk))
+
+    class _ProgressTransport(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx.HTTPTransport()
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.method == "POST" and request.url.path.endswith("/api/jobs"):
+                body = request.content
+                if len(body) > _PROGRESS_MIN_BYTES:
+                    request.stream = _Counted(body)
+            return self._inner.handle_request(request)
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return _ProgressTransport()
+
+
+@contextmanager
+def _session(out: Output) -> Iterator[Console]:
+    """Yield a client of the configured console; a `ConsoleError` becomes `error: …` and exit 1."""
+    from starforge.client import Console, ConsoleError
+
+    try:
+        with Console.from_home(transport=_progress_transport(out)) as console:
+            yield console
+    except ConsoleError as exc:
+        out.abort(exc.detail, hint=exc.hint)
+
+
+def _registry(out: Output, console: Console) -> list[ProfileEntry]:
+    from starforge.client import ForgeHome
+    from starforge.lab import save_registry
+
+    profiles = list(console.cluster_status().profiles)
+    save_registry(ForgeHome.from_env().path, console.server, profiles)
+    return profiles
+
+
+def _sync_extensions(out: Output, console: Console) -> None:
+    """`GET /api/extensions?source=user` (wire §6.1): a failure is reported and the submission continues."""
+    from starforge.client import ConsoleError
+
+    try:
+        console.extensions()
+    except ConsoleError as exc:
+        out.warn(f"declaration packs were not synced: {exc.title or exc.detail}")
+
+
+def _handshake(out: Output, console: Console, built: BuiltSpec, exp_label: str) -> None:
+    from starforge.lab import check_handshake
+
+    assert built.job is not None
+    report = check_handshake(console.recipes(), built.job, exp_label=exp_label,
+                             local_versions=built.recipe.framework_versions if built.recipe else ())
+    if report.ok:
+        return
+    rows = [{"what": w, "console": c, "spec": s} for w, c, s in report.rows]
+    if not out.as_json and report.rows:
+        table = out.table(report.rows, ["", "console's catalog", "this spec"])
+        out.info("\n".join("    " + line for line in table.splitlines()))
+    _refuse(out, "The console's catalog does not match this client; nothing was uploaded", report.problems,
+            differences=rows)
+
+
+def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> Any:
+    """POST once; on a dropped connection retry once with the same Idempotency-Key (never a second job)."""
+    from starforge.client import Unavailable
+
+    key = str(uuid.uuid4())
+    meta = built.provenance.to_meta() if built.provenance is not None else {}
+    for attempt in (1, 2):
+        try:
+            return console.submit(built.spec or {}, data, exp=built.exp, profile=built.profile, meta_extra=meta,
+                                  idempotency_key=key)
+        except Unavailable as exc:
+            if attempt == 2 or exc.status is not None:
+                raise
+    raise AssertionError("unreachable")
+
+
+# ---- the command ----------------------------------------------------------------------------------------------
+
+@app.command()
+def submit(
+    exp: Annotated[str, typer.Argument(help="experiment name or path (experiments/<name>, smoke/<name>)")],
+    profile: Annotated[list[str] | None, typer.Option(
+        "--profile", "-p", help="[ROLES=]NAME[:GPUS] from the console's registry (repeat for several pools)")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter KEY=VALUE (repeatable)")] = None,
+    image: Annotated[str, typer.Option("--image", help="container image override (custom recipes need one)")] = "",
+    observability_url: Annotated[str, typer.Option("--observability-url",
+                                                   help="tracker URL (recipes with external observability)")] = "",
+    init_from: Annotated[str, typer.Option("--init-from", help="start from run/<run_id>/<kind>[@step=N]")] = "",
+    corpus: Annotated[str, typer.Option("--corpus", help="reference corpus <owner>/<name>[@version]")] = "",
+    train_dataset: Annotated[str, typer.Option("--train-dataset",
+                                               help="training dataset <owner>/<name>@<version>")] = "",
+    plugin: Annotated[list[str] | None, typer.Option(
+        "--plugin", help="ID@VERSION pinned in the experiment's plugins.lock.json (repeatable)")] = None,
+    then: Annotated[list[str] | None, typer.Option("--then", help="after success: export or eval (repeatable)")] = None,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="submit with uncommitted changes")] = False,
+    no_validate: Annotated[bool, typer.Option("--no-validate",
+                                              help="skip hyperparameter, lifecycle and role checks locally "
+                                                   "(the console still runs them)")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="ask the console's admission; submit nothing")] = False,
+    framework_version: Annotated[str, typer.Option("--framework-version",
+                                                   help="must equal the locked version (see --upgrade-recipe)")] = "",
+    upgrade_recipe: Annotated[bool, typer.Option("--upgrade-recipe",
+                                                 help="rewrite the lock from the installed catalog first")] = False,
+    catalog: Annotated[str | None, typer.Option("--catalog", help="recipe tree to use instead of the built-in "
+                                                                  "catalog")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Submit the experiment; exit 0 submitted or queued (or --dry-run admitted), 1 refused, 2 usage."""
+    from starforge.lab import SubmitOptions, experiment_path
+
+    out = Output(as_json=as_json)
+    lab = _lab(out)
+    exp_dir, _rel, missing = experiment_path(lab, exp)
+    if exp_dir is None:
+        out.abort(missing[0].message, hint=missing[0].hint, code=EXIT_USAGE)
+    if not profile:
+        out.abort("no --profile given", hint="pass --profile <name>[:gpus]; `sf status` lists the console's profiles",
+                  code=EXIT_USAGE)
+    cat = _catalog(out, catalog)
+    if upgrade_recipe:
+        _upgrade_lock(out, exp_dir, cat, framework_version)
+    options = SubmitOptions(
+        profiles=tuple(profile), sets=tuple(set_ or ()), image=image, observability_url=observability_url,
+        init_from=init_from, corpus=corpus, train_dataset=train_dataset, plugins=tuple(plugin or ()),
+        then=tuple(then or ()), allow_dirty=allow_dirty, validate=not no_validate,
+        framework_version=framework_version,
+    )
+    if dry_run:
+        _dry_run(out, lab, exp, exp_dir, options, cat)
+        return
+    with _session(out) as console:
+        _submit(out, console, lab, exp, exp_dir, options, cat)
+
+
+def _build(out: Output, lab: Path, exp: str, options: SubmitOptions, registry: list[ProfileEntry],
+           catalog: Catalog) -> BuiltSpec:
+    from starforge.lab import build_jobspec
+
+    built = build_jobspec(lab, exp, options, profiles=registry, catalog=catalog)
+    if not built.ok:
+        _refuse(out, "The JobSpec was not built; nothing was uploaded", built.problems, built.warnings)
+    return built
+
+
+def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
+            catalog: Catalog) -> None:
+    from starforge.client import Rejected
+    from starforge.contract import dumps
+    from starforge.lab import exp_label, pack_submission, write_spec_file
+
+    built = _build(out, lab, exp, options, _registry(out, console), catalog)
+    if not out.as_json:
+        _warn_all(out, built.warnings)
+    _sync_extensions(out, console)
+    _handshake(out, console, built, exp_label(exp_dir))
+    assert built.job is not None
+    text = dumps(built.job)
+    spec_file = write_spec_file(lab, text)
+    packed = pack_submission(lab, built.exp, text)
+    if packed.problems or packed.data is None:
+        _refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, spec_file=str(spec_file))
+    assert packed.data is not None and packed.info is not None
+    try:
+        result = _submit_with_retry(console, built, packed.data)
+    except Rejected as exc:
+        _refuse(out, exc.title or "The console rejected the job", exc.problems or _detail_problems(exc.detail),
+                spec_file=str(spec_file))
+    job_id = result.job_id
+    out.emit({"ok": True, "job_id": job_id, "run_id": result.run_id, "queued": result.queued,
+              "status": result.raw.get("status", ""), "message": result.message,
+              "requested_gpus": result.requested_gpus, "profile": built.profile, "exp": built.exp,
+              "spec_file": str(spec_file),
+              "bundle": {"files": packed.info.files, "bytes": packed.info.bytes, "sha256": packed.info.sha256},
+              "warnings": list(result.warnings)}, lambda _: job_id)
+    for warning in result.warnings:
+        out.warn(warning)
+    gpus = f"{result.requested_gpus} GPU{'s' if result.requested_gpus != 1 else ''}"
+    if result.queued:
+        out.info(f"Queued: {result.message or 'waiting for capacity'}")
+        out.info(f"  job {job_id} ({built.exp}, {gpus} on {built.profile}) starts by itself when capacity frees up")
+    else:
+        out.success(f"Submitted {built.exp} as job {job_id} ({gpus} on {built.profile})")
+    out.hint(f"sf job logs {job_id}")
+
+
+def _detail_problems(detail: str) -> list[Problem]:
+    from starforge.contract import Problem
+
+    lines = detail.splitlines()
+    bullets = [line[2:] for line in lines[1:] if line.startswith("- ")]
+    if not bullets:
+        return [Problem("<root>", "unknown", detail)]
+    pairs = [b.split(": ", 1) if ": " in b else ["<root>", b] for b in bullets]
+    return [Problem(field, "unknown", message) for field, message in pairs]
+
+
+# ---- --dry-run ------------------------------------------------------------------------------------------------
+
+def _offline_registry(options: SubmitOptions) -> tuple[list[ProfileEntry], bool]:
+    """Return the registry last seen on the configured console, else one that accepts the given names as typed."""
+    from starforge.client import ConsoleError, ForgeHome
+    from starforge.contract import ProfileEntry
+    from starforge.lab import load_registry
+
+    home = ForgeHome.from_env()
+    try:
+        cached = load_registry(home.path, home.resolve_server())
+    except ConsoleError:
+        cached = None
+    if cached:
+        return cached, True
+    entries: dict[str, ProfileEntry] = {}
+    for expression in options.profiles:
+        name, _, count = expression.split("=", 1)[-1].partition(":")
+        name, count = name.strip(), count.strip()
+        per_node = int(count) if count.isdigit() and int(count) > 0 else 1
+        known = entries.get(name)
+        entries[name] = ProfileEntry(name, name, 1, max(per_node, known.gpus_per_node if known else 1))
+    return list(entries.values()), False
+
+
+def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions, catalog: Catalog) -> None:
+    from starforge.client import ConfigError, Console, ConsoleError, NotLoggedIn, Unavailable
+
+    try:
+        with Console.from_home() as console:
+            registry = _registry(out, console)
+            checked = _checked_online(out, console, lab, exp, exp_dir, options, catalog, registry)
+    except (Unavailable, ConfigError, NotLoggedIn) as exc:
+        out.info(f"offline: checked locally ({exc.title or exc.detail})")
+        checked = _checked_offline(out, lab, exp, options, catalog)
+    except ConsoleError as exc:  # a 401 or 403 is a real refusal, not "offline"
+        out.abort(exc.detail, hint=exc.hint)
+    _report_dry_run(out, checked)
+
+
+def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
+                    catalog: Catalog, registry: list[ProfileEntry]) -> dict[str, Any]:
+    from starforge.contract import dumps
+    from starforge.lab import exp_label, pack_submission, write_spec_file
+
+    built = _build(out, lab, exp, options, registry, catalog)
+    _handshake(out, console, built, exp_label(exp_dir))
+    assert built.job is not None and built.spec is not None
+    spec_file = write_spec_file(lab, dumps(built.job))
+    packed = pack_submission(lab, built.exp, None)
+    verdict = console.check(built.spec, built.profile)
+    problems = list(packed.problems) + list(verdict.problems)
+    return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
+            "requested_gpus": verdict.requested_gpus or (built.job.total_gpus if built.job else 0),
+            "spec": built.spec, "spec_file": str(spec_file), "files": packed.files, "problems": problems,
+            "warnings": list(built.warnings) + list(verdict.warnings)}
+
+
+def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, catalog: Catalog) -> dict[str, Any]:
+    from starforge.contract import Problem, dumps
+    from starforge.lab import pack_submission, write_spec_file
+
+    registry, cached = _offline_registry(options)
+    built = _build(out, lab, exp, options, registry, catalog)
+    assert built.job is not None
+    spec_file = write_spec_file(lab, dumps(built.job))
+    packed = pack_submission(lab, built.exp, None)
+    note = ("profiles checked against the registry last seen on this console" if cached else
+            "the console's profile registry is unknown: profile names and shapes were not checked")
+    warnings = [*built.warnings, Problem("profile", "offline", note)]
+    return {"ok": not packed.problems, "offline": True, "profile": built.profile,
+            "requested_gpus": built.job.total_gpus, "spec": built.spec, "spec_file": str(spec_file),
+            "files": packed.files, "problems": list(packed.problems), "warnings": warnings}
+
+
+def _report_dry_run(out: Output, checked: dict[str, Any]) -> None:
+    problems: list[Problem] = checked["problems"]
+    warnings: list[Problem] = checked["warnings"]
+    where = "checked locally (offline)" if checked["offline"] else "the console's admission"
+    if not checked["ok"]:
+        _refuse(out, f"Dry run: the job would be rejected ({where}); nothing was submitted", problems, warnings,
+                dry_run=True, offline=checked["offline"], spec=checked["spec"], spec_file=checked["spec_file"])
+    gpus = checked["requested_gpus"]
+    out.emit({**checked, "dry_run": True, "problems": [], "warnings": [w.to_dict() for w in warnings]},
+             lambda _: None)
+    out.problems("", [], warnings)
+    verdict = "passes every local check" if checked["offline"] else "would be admitted"
+    out.success(f"Dry run: the job {verdict} ({gpus} GPU{'s' if gpus != 1 else ''} on {checked['profile']}); "
+                f"nothing was submitted")
+    out.hint(f"the spec is in {checked['spec_file']}")

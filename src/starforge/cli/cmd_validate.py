@@ -1,0 +1,88 @@
+"""`sf validate`: check an experiment locally (lock gate, config, hyperparameters); no network.
+
+This command parses its three options with argparse instead of Typer: it is the check researchers run on every
+edit, and Typer's parameter coercion imports pydantic, which alone costs more than the whole check (startup
+budget: bench/startup.py). `app(args=…, prog_name=…)` has the call shape `sf`'s dispatcher uses for Typer apps.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+
+if TYPE_CHECKING:
+    from starforge.lab import Validation
+    from starforge.recipes import Catalog
+
+__all__ = ["app", "validate"]
+
+_HELP = "Check the lock, config.yaml and hyperparameters; exit 0 ready, 1 problems found, 2 usage (unknown exp)."
+
+
+def _lab(out: Output) -> Path:
+    from starforge.lab import LabNotFound, find_root
+
+    try:
+        return find_root()
+    except LabNotFound as exc:
+        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
+
+
+def _catalog(out: Output, path: str | None) -> Catalog:
+    from starforge.lab import client_catalog
+    from starforge.recipes import CatalogError
+
+    try:
+        return client_catalog(path)
+    except CatalogError as exc:
+        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
+    except ValueError as exc:
+        out.abort(str(exc), code=EXIT_USAGE)
+
+
+def _summary(result: Validation) -> str:
+    state = result.state + (f" ({result.label})" if result.label and result.label != result.state else "")
+    line = f"{'✓' if result.ok else '✗'} {result.exp}  {result.recipe}@{result.framework_version}  lock {state}"
+    if result.hyperparams:
+        sent = ", ".join(f"{k}={v}" for k, v in result.hyperparams.items())
+        line += f"\n  hyperparameters sent without --set: {sent}"
+    return line
+
+
+def validate(exp: str, *, catalog: str | None = None, as_json: bool = False) -> int:
+    """Check one experiment and print the verdict; return the exit code (0 ready, 1 problems; 2 is raised)."""
+    from starforge.lab import validate_experiment
+
+    out = Output(as_json=as_json)
+    lab = _lab(out)
+    cat = _catalog(out, catalog)
+    result = validate_experiment(lab, exp, cat)
+    if not result.state:  # the experiment does not exist
+        out.abort(result.problems[0].message, hint=result.problems[0].hint, code=EXIT_USAGE)
+    if as_json:
+        out.emit(result.to_dict())
+    elif result.ok:
+        out.line(_summary(result))
+        out.problems("", [], result.warnings)
+    else:
+        out.problems(f"{result.exp} is not ready to submit", result.problems, result.warnings)
+        out.info(_summary(result))
+    return 0 if result.ok else EXIT_REFUSED
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=_HELP)
+    parser.add_argument("exp", help="experiment name or path (experiments/<name>, smoke/<name>)")
+    parser.add_argument("--catalog", default=None, help="recipe tree to use instead of the built-in catalog")
+    parser.add_argument("--json", dest="as_json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def app(args: Sequence[str] | None = None, prog_name: str = "sf validate", standalone_mode: bool = True) -> None:
+    """Run `sf validate` on `args`; always ends with SystemExit carrying the exit code (argparse: 2 on misuse)."""
+    options = _parser(prog_name).parse_args(list(args) if args is not None else None)
+    raise SystemExit(validate(options.exp, catalog=options.catalog, as_json=options.as_json))

@@ -1,0 +1,94 @@
+"""`sf validate`: an experiment's local readiness, with no network: lock gate, config, default hyperparameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starforge import __version__
+from starforge.contract import Problem
+
+from .jobspec import experiment_path
+from .lockgate import lock_gate
+
+if TYPE_CHECKING:
+    from starforge.recipes import Catalog
+
+__all__ = ["Validation", "validate_experiment"]
+
+_NO_CONFIG_CHECK = ("malformed", "sdk_incompatible", "runtime_removed")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The verdict on one experiment: its lock state and label, recipe, defaults sent, problems and warnings."""
+
+    exp: str
+    state: str = ""
+    label: str = ""
+    recipe: str = ""
+    framework_version: str = ""
+    message: str = ""
+    hyperparams: dict[str, Any] = field(default_factory=dict)  # what a submission without --set sends
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Return True when a submission of the experiment would pass every local check but the profile."""
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the `--json` form."""
+        return {"ok": self.ok, "exp": self.exp, "state": self.state, "label": self.label, "recipe": self.recipe,
+                "framework_version": self.framework_version, "message": self.message,
+                "hyperparams": self.hyperparams, "problems": [p.to_dict() for p in self.problems],
+                "warnings": [w.to_dict() for w in self.warnings]}
+
+
+def _config_problem(exp_dir: Path) -> tuple[list[Problem], list[Problem]]:
+    import yaml
+
+    file = exp_dir / "config.yaml"
+    if not file.is_file():
+        return [], [Problem("config.yaml", "config_invalid", f"{exp_dir.name} has no config.yaml",
+                            "the recipe's entrypoint reads it; `sf new` writes one from the template")]
+    try:
+        data = yaml.load(file.read_text(encoding="utf-8-sig"),  # noqa: S506 - safe loaders
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return [Problem("config.yaml", "config_invalid", f"config.yaml cannot be read: {' '.join(str(exc).split())}",
+                        "fix the YAML syntax at the position shown")], []
+    if data is not None and not isinstance(data, dict):
+        return [Problem("config.yaml", "config_invalid", "config.yaml is not a YAML mapping",
+                        "the top level must be key: value pairs")], []
+    return [], []
+
+
+def validate_experiment(root: Path, exp: str, catalog: Catalog) -> Validation:
+    """Return the local verdict on experiment `exp`: the lock gate, config.yaml, and the hyperparameters.
+
+    Values the config sets at declared parameter paths are checked against the recipe (the same check
+    `sf recipe upgrade` applies), and the recipe's required parameters are reported when no default covers them.
+    """
+    from starforge.recipes import inspect_lock, plan_upgrade, validate_hyperparams
+
+    exp_dir, rel, problems = experiment_path(Path(root), exp)
+    if exp_dir is None:
+        return Validation(exp, problems=problems)
+    inspection = inspect_lock(exp_dir, catalog, __version__)
+    problems, warnings = lock_gate(inspection)
+    config_problems, config_warnings = _config_problem(exp_dir)
+    problems += config_problems
+    warnings += config_warnings
+    recipe, version = inspection.recipe, inspection.framework_version
+    defaults: dict[str, Any] = {}
+    if recipe is not None and inspection.state not in _NO_CONFIG_CHECK:
+        if not config_problems:
+            plan = plan_upgrade(exp_dir, catalog, __version__, framework_version=version)
+            problems += plan.problems
+        defaults, missing = validate_hyperparams({}, recipe, version)
+        problems += missing
+    return Validation(rel, inspection.state, inspection.label, inspection.recipe_id, version, inspection.message,
+                      defaults, problems, warnings)

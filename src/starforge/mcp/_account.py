@@ -1,0 +1,38 @@
+"""Account and cluster operations: who the token belongs to with its quota and use, and the profile registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._backend import Backend
+from ._results import Outcome
+
+__all__ = ["cluster_status", "get_quota"]
+
+
+def _value(value: Any) -> str:
+    return "unlimited" if value in (None, 0, 0.0, "") else str(value)
+
+
+def get_quota(backend: Backend) -> Outcome:
+    """Return the caller's account (name, role), quota caps and current usage."""
+    user = backend.console.whoami()
+    usage = backend.console.usage()
+    data = {"user": {"username": user.username, "role": user.role}, "quota": dict(usage.quota),
+            "usage": dict(usage.usage)}
+    lines = [f"{user.username} ({user.role or 'unknown role'})"]
+    lines += [f"- {k}: {_value(v)}" for k, v in sorted(usage.quota.items())]
+    if usage.usage:
+        lines.append("in use: " + ", ".join(f"{k}={v}" for k, v in sorted(usage.usage.items())))
+    if user.role == "viewer":
+        lines.append("viewers can read but not submit or stop jobs")
+    return Outcome("\n".join(lines), data)
+
+
+def cluster_status(backend: Backend) -> Outcome:
+    """Return the profile registry, GPU capacity per series and the number of active jobs."""
+    status = backend.console.cluster_status()
+    lines = [f"GPUs: {status.used} used, {status.free} free of {status.total}; {status.queued} queued; "
+             f"{status.active_count} active job(s)"]
+    lines += [f"- profile {p.name}: {p.label or p.series}" for p in status.profiles]
+    return Outcome("\n".join(lines), dict(status.raw))

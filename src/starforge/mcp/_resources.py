@@ -1,0 +1,83 @@
+"""Resources: the forge/v2 JSON Schema, the console's catalog, and a job's admitted JobSpec."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+
+from starforge.client import ConsoleError, NotFound, Unavailable
+from starforge.contract import schema
+
+from ._backend import Backend
+from ._scope import current_backend
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["CATALOG_URI", "JOBSPEC_URI", "MAX_RESOURCE_BYTES", "SCHEMA_URI", "register_resources", "truncated_catalog"]
+
+SCHEMA_URI = "starforge://schema/jobspec"
+CATALOG_URI = "starforge://catalog"
+JOBSPEC_URI = "starforge://jobs/{id}/jobspec"
+MAX_RESOURCE_BYTES = 512 * 1024
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def _read(uri: str, call: Callable[[Backend], Any]) -> Any:
+    """Run `call` on the request's backend; a console error becomes an MCP error carrying its problems."""
+    try:
+        return call(current_backend())
+    except ConsoleError as exc:
+        code = INVALID_PARAMS if isinstance(exc, NotFound) else INTERNAL_ERROR if isinstance(
+            exc, Unavailable) else INVALID_REQUEST
+        data = {"uri": uri, "error": type(exc).__name__, "status": exc.status, "detail": exc.detail,
+                "hint": exc.hint, "problems": [p.to_dict() for p in exc.problems]}
+        raise MCPError(code=code, message=exc.title or exc.detail, data=data) from None
+
+
+def truncated_catalog(payload: dict[str, Any], limit: int = MAX_RESOURCE_BYTES) -> dict[str, Any]:
+    """Return the catalog payload, keeping only the recipes that fit in `limit` bytes and saying what was cut."""
+    if len(_dump(payload).encode("utf-8")) <= limit:
+        return payload
+    recipes = list(payload.get("recipes") or [])
+    kept: list[Any] = []
+    out = {k: v for k, v in payload.items() if k != "recipes"}
+    for recipe in recipes:
+        if len(_dump({**out, "recipes": [*kept, recipe]}).encode("utf-8")) > limit:
+            break
+        kept.append(recipe)
+    left = len(recipes) - len(kept)
+    out["recipes"] = kept
+    out["truncated"] = {"kept": len(kept), "left_out": left,
+                        "note": f"catalog truncated to {limit:,} bytes: {left} of {len(recipes)} recipes left out "
+                                "(catalog_digest covers the full list); list_recipes pages through all of them"}
+    return out
+
+
+def register_resources(server: MCPServer[Any]) -> None:
+    """Add the three resources to `server`."""
+
+    @server.resource(SCHEMA_URI, name="jobspec-schema", title="forge/v2 JobSpec JSON Schema",
+                     description="The JSON Schema (draft 2020-12) of a forge/v2 JobSpec.", mime_type="application/json")
+    def jobspec_schema() -> str:
+        return _dump(schema())
+
+    @server.resource(CATALOG_URI, name="catalog", title="Recipe catalog",
+                     description="The recipe catalog this console publishes (forge/recipe-catalog/v2), as GET "
+                                 "/api/recipes serves it; truncated with a note when very large.",
+                     mime_type="application/json")
+    def catalog() -> str:
+        return _dump(truncated_catalog(_read(CATALOG_URI, lambda b: b.console.recipes())))
+
+    @server.resource(JOBSPEC_URI, name="job-jobspec", title="Admitted JobSpec of a job",
+                     description="The JobSpec the console admitted for one of your jobs (owner stamped).",
+                     mime_type="application/json")
+    def job_jobspec(id: str) -> str:
+        return _dump(_read(JOBSPEC_URI.replace("{id}", id), lambda b: b.console.jobspec(id)))

@@ -1,0 +1,60 @@
+"""One shared implementation: what `sf spec check` accepts, the console never refuses for a contract or catalog
+reason, and what it refuses, the console refuses at the same fields (every conformance case, official catalog)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import load_cases
+from tests.integration.conftest import ConsoleProcess, make_console, unique
+
+SF = str(Path(sys.executable).with_name("sf"))
+POLICY_CODES = {
+    "image_not_allowed", "artifact_unknown", "corpus_unknown", "reference_unknown", "plugin_unknown",
+    "plugin_digest_mismatch", "profile_unknown", "profile_not_allowed", "series_unknown", "quota_exceeded",
+    "quota_exhausted", "bundle_unsafe", "bundle_too_large",
+}
+
+
+@pytest.fixture(scope="module")
+def official(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.official import official_catalog
+
+    tree = official_catalog("0.3.56")
+    config = {
+        "catalog": {"path": str(tree), "digest_scheme": "manifest", "core_version": "0.3.56",
+                    "core_requirement": ">=0.3.56,<0.4"},
+        "profiles": [{"name": "h200", "series": "h200", "num_nodes": 1, "gpus_per_node": 8},
+                     {"name": "h100", "series": "h100", "num_nodes": 1, "gpus_per_node": 8}],
+        "run_background": False,
+    }
+    proc = make_console(tmp_path_factory, "sqlite", config=config)
+    proc.start()
+    yield proc, tree
+    proc.stop()
+
+
+def _local(spec: dict[str, Any], tree: Path) -> dict[str, Any]:
+    result = subprocess.run([SF, "spec", "check", "-", "--catalog", str(tree), "--digest-scheme", "manifest",
+                             "--json"], input=json.dumps(spec), capture_output=True, text=True)
+    assert result.returncode in (0, 1), result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def test_local_and_console_verdicts_agree(official: tuple[ConsoleProcess, Path]) -> None:
+    console, tree = official
+    with console.client(console.token_for(unique("same"))) as api:
+        for case in load_cases():
+            local = _local(case["spec"], tree)
+            remote = api.post("/api/admission/check", json={"spec": case["spec"]}).json()
+            static = [p for p in remote["problems"] if p["code"] not in POLICY_CODES]
+            assert [(p["field"], p["code"]) for p in static] == [(p["field"], p["code"]) for p in local["errors"]], \
+                case["name"]
+            if local["ok"]:
+                assert all(p["code"] in POLICY_CODES for p in remote["problems"]), case["name"]
