@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from .. import __version__
 from .api.errors import install_error_handlers
 from .api.routers import account, admin, auth, cluster, ingest, jobs, logs, meta, plugins
+from .mcp_mount import mount_mcp
 from .runtime import Runtime, load_served_catalog
 from .settings import Settings
 from .store import Database
@@ -72,4 +73,5 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     install_error_handlers(app)
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins):
         app.include_router(module.router)
+    mount_mcp(app, rt)  # issue [6]: MCP over streamable HTTP at /api/mcp/rpc; the SDK loads on first use
     return app

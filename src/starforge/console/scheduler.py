@@ -28,7 +28,7 @@ from .services import accounts
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
 from .services.jobs import WAITING, set_status
-from .services.quota import QuotaView, get_quota
+from .services.quota import quotas_for
 from .store.models import Job, Token
 
 __all__ = ["BackgroundLoop", "Scheduler"]
@@ -66,15 +66,16 @@ class Scheduler:
                 return 0
             snap = take_snapshot(db, self.rt.capacity)
             snap.waiting = {}
-            quotas: dict[int, QuotaView] = {}
+            quotas = quotas_for(db, {row[1] for row in waiting}, self.rt.settings.quota)
+            series_cache: dict[str, dict[str, int]] = {}  # the same few shapes repeat across thousands of jobs
             changes: list[tuple[str, Fit, str]] = []
-            for job_id, user_id, username, gpus, series_json, priority, status, waiting_for in waiting:
-                if user_id not in quotas:
-                    quotas[user_id] = get_quota(db, accounts.UserView(user_id, username, "", "", False),
-                                                self.rt.settings.quota)
+            for job_id, user_id, _username, gpus, series_json, priority, status, waiting_for in waiting:
                 quota = quotas[user_id]
-                demand = Demand(job_id, user_id, gpus, json.loads(series_json or "{}"), priority,
-                                quota.max_concurrent_gpus, quota.max_concurrent_jobs)
+                series = series_cache.get(series_json)
+                if series is None:
+                    series = series_cache[series_json] = json.loads(series_json or "{}")
+                demand = Demand(job_id, user_id, gpus, series, priority, quota.max_concurrent_gpus,
+                                quota.max_concurrent_jobs)
                 fit, reason = decide(snap, demand)
                 if fit is Fit.FITS:
                     assume(snap, demand)
@@ -86,9 +87,10 @@ class Scheduler:
                 if status != fit.status or waiting_for != fit.waiting_for:
                     changes.append((job_id, fit, reason))
             placed = 0
+            with db.no_autoflush:
+                rows = {job.id: job for job in db.scalars(select(Job).where(Job.id.in_([c[0] for c in changes])))}
             for job_id, fit, reason in changes:
-                job = db.get(Job, job_id)
-                assert job is not None
+                job = rows[job_id]
                 if fit is Fit.FITS:
                     set_status(db, job, "submitted", reason="placed")
                     job.reason = ""

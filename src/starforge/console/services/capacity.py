@@ -37,19 +37,17 @@ class Fit(enum.Enum):
     @property
     def waiting_for(self) -> str:
         """Return what a job that got this verdict waits for (stored on the row)."""
-        return {
-            Fit.FITS: "",
-            Fit.NO_CAPACITY: "series",
-            Fit.QUOTA_GPUS: "quota",
-            Fit.QUOTA_JOBS: "quota",
-            Fit.BEHIND_QUEUE: "capacity",
-            Fit.CAPACITY_BUSY: "capacity",
-        }[self]
+        return _WAITING_FOR[self]
 
     @property
     def status(self) -> str:
         """Return the job status for this verdict: submitted, pending (never here) or queued."""
-        return "submitted" if self is Fit.FITS else "pending" if self is Fit.NO_CAPACITY else "queued"
+        return _STATUS[self]
+
+
+_WAITING_FOR = {Fit.FITS: "", Fit.NO_CAPACITY: "series", Fit.QUOTA_GPUS: "quota", Fit.QUOTA_JOBS: "quota",
+                Fit.BEHIND_QUEUE: "capacity", Fit.CAPACITY_BUSY: "capacity"}
+_STATUS = {fit: "submitted" if fit is Fit.FITS else "pending" if fit is Fit.NO_CAPACITY else "queued" for fit in Fit}
 
 
 @dataclass(frozen=True)

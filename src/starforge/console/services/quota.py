@@ -16,7 +16,7 @@ from ..store.models import Job, Quota
 from .accounts import UserView
 from .errors import Rejected
 
-__all__ = ["ACTIVE", "QuotaView", "Usage", "get_quota", "set_quota", "usage"]
+__all__ = ["ACTIVE", "QuotaView", "Usage", "get_quota", "quotas_for", "set_quota", "usage"]
 
 ACTIVE = ("submitted", "running")  # statuses that hold quota and capacity
 
@@ -50,18 +50,31 @@ class Usage:
     running: list[str] = field(default_factory=list)
 
 
+def _default_view(defaults: QuotaDefaults) -> QuotaView:
+    return QuotaView(
+        defaults.max_concurrent_gpus,
+        defaults.max_concurrent_jobs,
+        defaults.daily_gpu_hours,
+        defaults.max_storage_gb,
+        tuple(defaults.allowed_profiles),
+        defaults.priority,
+    )
+
+
 def get_quota(db: Session, user: UserView, defaults: QuotaDefaults) -> QuotaView:
     """Return the account's quota row, or the deployment defaults when none was set."""
     row = db.get(Quota, user.id)
-    if row is None:
-        return QuotaView(
-            defaults.max_concurrent_gpus,
-            defaults.max_concurrent_jobs,
-            defaults.daily_gpu_hours,
-            defaults.max_storage_gb,
-            tuple(defaults.allowed_profiles),
-            defaults.priority,
-        )
+    return _default_view(defaults) if row is None else _row_view(row)
+
+
+def quotas_for(db: Session, user_ids: set[int], defaults: QuotaDefaults) -> dict[int, QuotaView]:
+    """Return the quota of each account in one query (the scheduler reads all waiting accounts at once)."""
+    found = {row.user_id: _row_view(row) for row in db.scalars(select(Quota).where(Quota.user_id.in_(user_ids)))}
+    default = _default_view(defaults)
+    return {user_id: found.get(user_id, default) for user_id in user_ids}
+
+
+def _row_view(row: Quota) -> QuotaView:
     return QuotaView(
         row.max_concurrent_gpus,
         row.max_concurrent_jobs,
