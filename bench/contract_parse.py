@@ -9,8 +9,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from starforge.contract import loads, parse  # noqa: E402
 from tests.specs import minimal_spec, rich_spec  # noqa: E402
+
+from starforge.contract import loads, parse  # noqa: E402
 
 TARGET_PER_SECOND = 20_000
 

@@ -153,10 +153,10 @@ def prepare_run(
         if not mount.exists():
             _read_only_copy(Path(inputs.corpus), mount)
         docs_dir = str(mount)
-    for leaf, directory in inputs.plugins:
+    for leaf, plugin_dir in inputs.plugins:
         target = work / "forge_plugins" / leaf
         if not target.exists():
-            shutil.copytree(directory, target)
+            shutil.copytree(plugin_dir, target)
     starforge_dir = work / ".starforge"
     starforge_dir.mkdir(exist_ok=True)
     (starforge_dir / "jobspec.json").write_text(dumps(spec), encoding="utf-8")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from fastapi import Request
@@ -45,7 +45,7 @@ async def read_json(request: Request, limit: int = 4 * 1024 * 1024) -> Any:
                        status=422) from exc
 
 
-async def _once(data: bytes) -> AsyncIterator[bytes]:
+async def _once(data: bytes) -> AsyncGenerator[bytes, None]:
     yield data
 
 

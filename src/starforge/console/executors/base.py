@@ -29,7 +29,7 @@ class LaunchRequest:
     argv: tuple[str, ...]
     env: dict[str, str]
     cwd: Path
-    devices: dict[str, list[int]] = field(default_factory=dict)
+    devices: dict[str, int] = field(default_factory=dict)  # accelerators requested per series
 
 
 @dataclass(frozen=True)

@@ -50,16 +50,16 @@ def cluster_report(rt: Runtime) -> dict[str, Any]:
                 active += 1
             for series, count in json.loads(series_json or "{}").items():
                 target[series] = target.get(series, 0) + count
-    per_series = []
+    per_series: list[dict[str, Any]] = []
     for series, label in series_labels.items():
         total = rt.capacity.get(series, 0)
         per_series.append({
             "id": series, "label": label, "total": total, "used": used.get(series, 0),
             "free": max(0, total - used.get(series, 0)), "blocked": 0, "queued": queued.get(series, 0),
         })
-    total = sum(s["total"] for s in per_series)
-    in_use = sum(s["used"] for s in per_series)
-    waiting = sum(s["queued"] for s in per_series)
+    total = sum(int(s["total"]) for s in per_series)
+    in_use = sum(int(s["used"]) for s in per_series)
+    waiting = sum(int(s["queued"]) for s in per_series)
     return {
         "profiles": [
             {"name": p.name, "series": p.series or p.name, "num_nodes": p.num_nodes, "gpus_per_node": p.gpus_per_node,

@@ -52,7 +52,7 @@ def read_meta(doc: Any, *, require_exp: bool = True) -> tuple[Meta | None, list[
         if (require_exp or key == "profile") and (not isinstance(value, str) or not value.strip()):
             problems.append(Problem(f"X-Forge-Meta.{key}", "meta_invalid", f"{key} must be a non-empty string"))
         values[key] = value.strip() if isinstance(value, str) else ""
-    if not problems and values["exp"]:
+    if not problems and values["exp"] and isinstance(spec, dict):
         source = spec.get("spec", {}).get("source", {}) if isinstance(spec.get("spec"), dict) else {}
         spec_exp = source.get("exp") if isinstance(source, dict) else None
         if not isinstance(spec_exp, str) or spec_exp.strip().rstrip("/") != values["exp"].rstrip("/"):

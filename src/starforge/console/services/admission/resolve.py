@@ -27,7 +27,7 @@ def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolution
         ref, _ = parse_versioned_ref(s.data.output_dataset, "spec.data.output_dataset")
         if ref is not None and data.version_exists(db, "dataset", ref):
             taken.add(s.data.output_dataset)
-    records = []
+    records: list[plugins.PluginView | None] = []
     for plugin in s.plugins:
         owner, name = plugin.id.split("/", 1)
         try:
