@@ -52,7 +52,7 @@ class CallerBackends:
             raise RuntimeError("an MCP request reached the tools without a verified bearer token")
         server, catalog = self._server, self._catalog
         backend = Backend(connect=lambda transport: Console(server, token, transport=transport),
-                          catalog=lambda: catalog, transport="http")
+                          catalog=lambda: catalog)
         try:
             yield backend
         finally:

@@ -35,7 +35,6 @@ class Backend:
     connect: Connect
     catalog: Callable[[], Catalog]
     lab: Path | None = None
-    transport: str = "stdio"
     _console: Console | None = field(default=None, init=False, repr=False)
 
     @property

@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starforge import __version__
 from starforge.contract import CODES, KIND_TRAINING, Problem
 from starforge.recipes import Param, format_override
 
-__all__ = ["ExplainContext", "Explanation", "Patch", "explain", "problems_of"]
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+__all__ = ["ExplainContext", "Explanation", "Patch", "explain", "first_pool_series", "problems_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,13 @@ def _get(doc: Any, *path: str) -> Any:
     return doc
 
 
+def first_pool_series(spec: Any) -> str:
+    """Return the series of the spec's first pool (the console's default profile for a tool submission), or ""."""
+    pools = _get(spec, "spec", "resources", "pools")
+    first = pools[0] if isinstance(pools, list) and pools else None
+    return str(first.get("series") or "") if isinstance(first, Mapping) else ""
+
+
 @dataclass(frozen=True)
 class ExplainContext:
     """What the explanation may use: the spec, names for commands, the published catalog, the recipe's params."""
@@ -85,9 +95,7 @@ class ExplainContext:
     @property
     def pool_series(self) -> str:
         """Return the series of the spec's first pool, or ""."""
-        pools = _get(self.spec, "spec", "resources", "pools")
-        first = pools[0] if isinstance(pools, list) and pools else None
-        return str(first.get("series") or "") if isinstance(first, Mapping) else ""
+        return first_pool_series(self.spec)
 
     @property
     def profile_name(self) -> str:
@@ -150,8 +158,8 @@ Fix = tuple[str, tuple[str, ...], tuple[Patch, ...]]
 
 
 def _listed(hint: str) -> list[str]:
-    """Return the comma-separated names after the last colon of a hint (`registered profiles: cpu, h200`)."""
-    _, sep, tail = hint.rpartition(":")
+    """Return the comma-separated names after the first `: ` of a hint (`registered profiles: cpu, h200`)."""
+    _, sep, tail = hint.partition(": ")
     if not sep:
         return []
     return [n.strip() for n in tail.split(",") if n.strip() and not n.strip().startswith("(")]
@@ -165,7 +173,7 @@ def _with_hint(text: str, problem: Problem) -> str:
     return f"{text} (console hint: {problem.hint})" if problem.hint and problem.hint not in text else text
 
 
-def _version_key(text: str) -> Any:
+def _version_key(text: str) -> Version | None:
     from packaging.version import InvalidVersion, Version
 
     try:
@@ -200,9 +208,8 @@ def _handshake(problem: Problem, ctx: ExplainContext) -> Fix:
     current = {k: _get(ctx.spec, *k.split(".")) for k in wanted} if ctx.spec else {}
     patches = tuple(Patch(k, "set", v) for k, v in wanted.items() if v is not None and (not ctx.spec or current[k] != v))
     published = f"{recipe} {entry.get('version')} (digest {entry.get('digest')})"
-    ahead = _version_key(spec_version) and _version_key(str(entry.get("version") or "")) and (
-        _version_key(spec_version) > _version_key(str(entry.get("version"))))
-    if ahead:
+    mine, theirs = _version_key(spec_version), _version_key(str(entry.get("version") or ""))
+    if mine is not None and theirs is not None and mine > theirs:
         text = (f"the spec was built for {recipe} {spec_version}, newer than the console's {published}: use an sf "
                 "client whose catalog matches the console's, or ask the operator to upgrade the console's catalog; "
                 "through MCP, apply the patches to target the published recipe")
@@ -385,8 +392,8 @@ def _kind(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _rebuild(problem: Problem, ctx: ExplainContext) -> Fix:
-    fix = _with_hint("the JobSpec is malformed: rebuild it with build_jobspec (or `sf submit --dry-run`) instead of "
-                     "editing it by hand", problem)
+    rebuild = "rebuild the spec with build_jobspec (or `sf submit --dry-run`) instead of editing it by hand"
+    fix = f"{problem.hint}; or {rebuild}" if problem.hint else f"the JobSpec is malformed: {rebuild}"
     return fix, (f"sf submit {ctx.exp_name} --dry-run --profile {ctx.profile_name}",), ()
 
 
@@ -483,8 +490,7 @@ def _cause(problem: Problem) -> tuple[str, str]:
     if meaning is None:
         return "error", f"{problem.message or 'the console refused the request'} (code {problem.code!r} is not in the table)"
     severity = "warning" if meaning.startswith("(warning)") else "error"
-    meaning = meaning.removeprefix("(warning)").strip()
-    return severity, meaning[:1].upper() + meaning[1:]
+    return severity, meaning.removeprefix("(warning)").strip()
 
 
 def explain(problems: Sequence[Problem], ctx: ExplainContext | None = None) -> list[Explanation]:

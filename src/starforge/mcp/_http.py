@@ -25,6 +25,8 @@ class HttpTransport:
 
     def __init__(self, provider: BackendProvider) -> None:
         self.server = build_server(provider, lab_tools=False)
+        # Building the SDK's app creates its session manager, which the SDK exposes for mounting in a host app;
+        # the Starlette app itself is not used: the console routes to `handle`.
         self.server.streamable_http_app(
             stateless_http=True,
             json_response=True,

@@ -5,16 +5,16 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from starforge.client import ConsoleError, Job
 from starforge.contract import Problem
 
 from ._backend import Backend
+from ._explain import first_pool_series
 from ._results import Outcome, ToolRefusal
 
-__all__ = ["MAX_JOBS", "decode_bundle", "default_profile", "get_job", "job_row", "list_jobs", "stop_job", "submit_job"]
+__all__ = ["MAX_JOBS", "decode_bundle", "get_job", "job_row", "list_jobs", "stop_job", "submit_job"]
 
 MAX_JOBS = 200
 
@@ -27,14 +27,6 @@ def job_row(job: Job) -> dict[str, Any]:
 
 def _line(job: Job) -> str:
     return f"- {job.ref}  {job.status or '?'}  {job.name or job.exp_name or ''}".rstrip()
-
-
-def default_profile(spec: Mapping[str, Any]) -> str:
-    """Return the series of the spec's first pool: the console's own default profile for a tool submission."""
-    try:
-        return str(spec["spec"]["resources"]["pools"][0].get("series") or "")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return ""
 
 
 def decode_bundle(text: str | None) -> bytes | None:
@@ -53,7 +45,7 @@ def submit_job(backend: Backend, *, spec: dict[str, Any], profile: str | None, b
                exp: str | None, idempotency_key: str | None) -> Outcome:
     """Submit `spec` with its bundle under an idempotency key (generated when absent and returned for retries)."""
     bundle = decode_bundle(bundle_base64)
-    chosen = profile or default_profile(spec)
+    chosen = profile or first_pool_series(spec)
     key = idempotency_key or str(uuid.uuid4())
     result = backend.console.submit(spec, bundle, exp=exp or None, profile=chosen, idempotency_key=key)
     data = {**dict(result.raw), "job_id": result.job_id, "run_id": result.run_id, "queued": result.queued,

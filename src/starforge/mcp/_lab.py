@@ -53,8 +53,7 @@ def build_spec(backend: Backend, *, exp: str, profiles: list[str], sets: list[st
                             then=tuple(then), allow_dirty=allow_dirty, framework_version=framework_version)
     built = build_jobspec(lab, exp, options, profiles=_registry(backend), catalog=backend.catalog())
     if not built.ok or built.job is None:
-        raise ToolRefusal(f"The JobSpec of {exp} could not be built", built.problems,
-                          hint="explain_rejection gives a fix for each problem")
+        raise ToolRefusal(f"The JobSpec of {exp} could not be built", built.problems, status=422)
     prov = built.provenance
     data: dict[str, Any] = {
         "ok": True,

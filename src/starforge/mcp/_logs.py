@@ -7,13 +7,14 @@ blocking, and sends `Last-Event-ID` to resume after an event id.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from dataclasses import dataclass
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import httpx
 
-from starforge.client import Unavailable
+from starforge.client import LogEvent, Unavailable
 
 from ._backend import Backend
 from ._results import Outcome
@@ -32,12 +33,14 @@ class LogWindow(httpx.BaseTransport):
 
     def __init__(self, inner: httpx.BaseTransport | None = None, *, idle: float = IDLE_SECONDS,
                  resume_from: str | None = None) -> None:
-        self.inner = inner or httpx.HTTPTransport()
+        self.inner = inner
         self.idle = idle
         self.resume_from = resume_from
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Adjust log-stream requests, pass every request on."""
+        if self.inner is None:
+            self.inner = _network(request.url)
         if request.url.path.endswith(STREAM_PATH):
             timeout = dict(request.extensions.get("timeout") or {})
             timeout["read"] = self.idle
@@ -48,52 +51,70 @@ class LogWindow(httpx.BaseTransport):
 
     def close(self) -> None:
         """Close the wrapped transport."""
-        self.inner.close()
+        if self.inner is not None:
+            self.inner.close()
+
+
+def _network(url: httpx.URL) -> httpx.BaseTransport:
+    """Return the transport an httpx client would use for `url`: direct, or the environment's proxy for it."""
+    host = url.host
+    proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and host and not urllib.request.proxy_bypass(host):
+        return httpx.HTTPTransport(proxy=proxy)
+    return httpx.HTTPTransport()
 
 
 @dataclass
 class _Read:
-    text: str = ""
+    chunks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
     last_id: str | None = None
     ended: bool = False
     final: str = ""
-    errors: tuple[str, ...] = ()
     stopped_early: str = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+
+def _consume(events: Iterator[LogEvent], read: _Read, *, limit: int | None, budget: float) -> None:
+    size = 0
+    deadline = time.monotonic() + budget
+    for event in events:
+        if event.event == "log":
+            read.chunks.append(event.data)
+            size += len(event.data.encode("utf-8"))
+        elif event.event == "error":
+            read.errors.append(event.data)
+        elif event.event == "end":
+            read.ended, read.final = True, event.data.strip()
+        if event.id:
+            read.last_id = event.id
+        if read.ended:
+            return
+        if limit is not None and size >= limit:
+            read.stopped_early = "the size limit"
+            return
+        if time.monotonic() > deadline:
+            read.stopped_early = f"the {budget:g} s time budget"
+            return
 
 
 def _collect(backend: Backend, ref: str, *, tail: int, resume_from: str | None, max_bytes: int,
              idle: float, budget: float) -> _Read:
     read = _Read(last_id=resume_from)
-    chunks: list[str] = []
-    errors: list[str] = []
-    size = 0
-    deadline = time.monotonic() + budget
     with backend.connect(LogWindow(idle=idle, resume_from=resume_from)) as console:
         events = console.logs(ref, tail=tail, follow=False)
-        with contextlib.closing(events):  # type: ignore[arg-type]
-            try:
-                for event in events:
-                    if event.event == "log":
-                        chunks.append(event.data)
-                        size += len(event.data.encode("utf-8"))
-                    elif event.event == "error":
-                        errors.append(event.data)
-                    elif event.event == "end":
-                        read.ended, read.final = True, event.data.strip()
-                    if event.id:
-                        read.last_id = event.id
-                    if read.ended:
-                        break
-                    if resume_from is not None and size >= max_bytes:
-                        read.stopped_early = "the size limit"
-                        break
-                    if time.monotonic() > deadline:
-                        read.stopped_early = f"the {budget:g} s time budget"
-                        break
-            except Unavailable as exc:
-                if not isinstance(exc.__cause__, httpx.ReadTimeout):
-                    raise  # a real network failure; an idle stream just means "nothing more for now"
-    read.text, read.errors = "".join(chunks), tuple(errors)
+        try:
+            _consume(events, read, limit=max_bytes if resume_from is not None else None, budget=budget)
+        except Unavailable as exc:
+            if not isinstance(exc.__cause__, httpx.ReadTimeout):
+                raise  # a real network failure; an idle stream only means "nothing more for now"
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # leaving early closes the stream
     return read
 
 

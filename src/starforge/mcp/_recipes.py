@@ -81,7 +81,7 @@ def list_recipes(backend: Backend, *, limit: int) -> Outcome:
         if not isinstance(entry, Mapping):
             continue
         local = catalog.get(str(entry.get("name"))) if catalog is not None else None
-        runtime = entry.get("runtime") if isinstance(entry.get("runtime"), Mapping) else {}
+        runtime: Mapping[str, Any] = entry["runtime"] if isinstance(entry.get("runtime"), Mapping) else {}
         rows.append({
             "name": entry.get("name"),
             "version": entry.get("version"),
@@ -96,7 +96,7 @@ def list_recipes(backend: Backend, *, limit: int) -> Outcome:
     kept, note = clip_items(rows, limit, what="recipes", more="ask with a larger limit")
     lines = [f"- {r['name']} {r['version']}" + (f" — {r['title']}" if r["title"] else "") for r in kept]
     summary = f"{len(rows)} recipe(s) published by the console" + ("\n" + "\n".join(lines) if lines else "")
-    core = payload.get("core") if isinstance(payload.get("core"), Mapping) else {}
+    core: Mapping[str, Any] = payload["core"] if isinstance(payload.get("core"), Mapping) else {}
     return Outcome(summary + (f"\n{note}" if note else ""),
                    {"recipes": kept, "count": len(rows), "core": dict(core), "note": note})
 

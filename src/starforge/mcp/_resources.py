@@ -14,6 +14,7 @@ from starforge.contract import schema
 
 from ._backend import Backend
 from ._scope import current_backend
+from ._threads import in_worker
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -73,11 +74,12 @@ def register_resources(server: MCPServer[Any]) -> None:
                      description="The recipe catalog this console publishes (forge/recipe-catalog/v2), as GET "
                                  "/api/recipes serves it; truncated with a note when very large.",
                      mime_type="application/json")
-    def catalog() -> str:
-        return _dump(truncated_catalog(_read(CATALOG_URI, lambda b: b.console.recipes())))
+    async def catalog() -> str:
+        return _dump(truncated_catalog(await in_worker(lambda: _read(CATALOG_URI, lambda b: b.console.recipes()))))
 
     @server.resource(JOBSPEC_URI, name="job-jobspec", title="Admitted JobSpec of a job",
                      description="The JobSpec the console admitted for one of your jobs (owner stamped).",
                      mime_type="application/json")
-    def job_jobspec(id: str) -> str:
-        return _dump(_read(JOBSPEC_URI.replace("{id}", id), lambda b: b.console.jobspec(id)))
+    async def job_jobspec(id: str) -> str:
+        uri = JOBSPEC_URI.replace("{id}", id)
+        return _dump(await in_worker(lambda: _read(uri, lambda b: b.console.jobspec(id))))

@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from starforge.client import ConsoleError
 from starforge.contract import Problem, render_problems
+
+from ._threads import in_worker
 
 __all__ = ["Outcome", "ToolRefusal", "failure", "run_tool", "success"]
 
@@ -48,24 +50,25 @@ def _json(data: Any) -> str:
 
 def success(outcome: Outcome) -> CallToolResult:
     """Return a result whose content is the summary then the data as JSON, and whose structured content is the data."""
-    content = [TextContent(type="text", text=outcome.summary)]
+    content: list[ContentBlock] = [TextContent(type="text", text=outcome.summary)]
     if outcome.echo_data:
         content.append(TextContent(type="text", text=_json(outcome.data)))
     return CallToolResult(content=content, structured_content=outcome.data)
 
 
-def _error_text(title: str, problems: Sequence[Problem], hint: str) -> str:
+def _error_text(title: str, problems: Sequence[Problem], hint: str, *, explainable: bool) -> str:
     lines = [render_problems(title, list(problems)) if problems else title]
     lines.extend(f"  hint for {p.field}: {p.hint}" for p in problems if p.hint)
     if hint:
         lines.append(f"hint: {hint}")
-    if problems:
-        lines.append("explain_rejection turns these problems into fixes.")
+    if explainable:
+        lines.append("explain_rejection(rejection=<this error>, spec=<the spec>) turns these problems into fixes.")
     return "\n".join(lines)
 
 
 def failure(error: ConsoleError | ToolRefusal) -> CallToolResult:
     """Return an `isError` result: `{ok: false, error, status, detail, hint, problems}` and the same as text."""
+    status: int | None
     if isinstance(error, ToolRefusal):
         kind, title, detail, status = "Refused", error.title, render_problems(error.title, error.problems), error.status
     else:
@@ -80,12 +83,18 @@ def failure(error: ConsoleError | ToolRefusal) -> CallToolResult:
         "hint": error.hint,
         "problems": [p.to_dict() for p in problems],
     }
-    text = _error_text(detail if isinstance(error, ConsoleError) and not problems else title, problems, error.hint)
+    explainable = bool(problems) and (isinstance(error, ConsoleError) or error.status == 422)
+    text = _error_text(detail if isinstance(error, ConsoleError) and not problems else title, problems, error.hint,
+                       explainable=explainable)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=True)
 
 
-def run_tool(name: str, operation: Callable[[], Outcome]) -> CallToolResult:
-    """Run an operation and return its result; console errors and refusals become tool errors, bugs a generic one."""
+async def run_tool(name: str, operation: Callable[[], Outcome]) -> CallToolResult:
+    """Run an operation on an MCP worker thread; console errors and refusals become tool errors, bugs a generic one."""
+    return await in_worker(lambda: _result(name, operation))
+
+
+def _result(name: str, operation: Callable[[], Outcome]) -> CallToolResult:
     try:
         return success(operation())
     except (ConsoleError, ToolRefusal) as exc:

@@ -27,7 +27,7 @@ def stdio_backend(lab: Path | None) -> Backend:
     """Return the backend of `sf mcp`: `Console.from_home()` per connection, the installed catalog, the lab."""
     from starforge.lab import client_catalog
 
-    return Backend(connect=_connect, catalog=functools.cache(client_catalog), lab=lab, transport="stdio")
+    return Backend(connect=_connect, catalog=functools.cache(client_catalog), lab=lab)
 
 
 def serve_stdio(lab: Path | None) -> None:

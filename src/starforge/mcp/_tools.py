@@ -35,7 +35,7 @@ from ._schemas import (
 from ._scope import current_backend
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from mcp.server.mcpserver import MCPServer
 
@@ -54,12 +54,12 @@ JobHandle = Annotated[str, Field(description="a job id (job_ref or run_id), a un
 
 # ---- specs ----------------------------------------------------------------------------------------------------------
 
-def validate_jobspec(spec: Spec, profile: Profile = None) -> Annotated[CallToolResult, VerdictOut]:
+async def validate_jobspec(spec: Spec, profile: Profile = None) -> Annotated[CallToolResult, VerdictOut]:
     """Ask the console's admission for its verdict on a JobSpec: ok, or every problem (field, code, message, hint) of the first failing stage. Nothing is stored or scheduled."""
-    return run_tool("validate_jobspec", lambda: _specs.validate_jobspec(current_backend(), spec=spec, profile=profile))
+    return await run_tool("validate_jobspec", lambda: _specs.validate_jobspec(current_backend(), spec=spec, profile=profile))
 
 
-def explain_rejection(
+async def explain_rejection(
     rejection: Annotated[dict[str, Any] | list[dict[str, Any]] | None, Field(
         description="what was refused: a problems list, the console's error body {detail, problems}, "
                     "validate_jobspec's result or a tool error's structured content; omit it to check `spec` now")] = None,
@@ -68,11 +68,11 @@ def explain_rejection(
     profile: Profile = None,
 ) -> Annotated[CallToolResult, ExplainOut]:
     """Explain a rejection: for each problem its plain-language cause and a concrete fix — exact sf commands (sf recipe upgrade, --image from an allowed registry, --profile …) and patches to apply to the spec."""
-    return run_tool("explain_rejection", lambda: _specs.explain_rejection(
+    return await run_tool("explain_rejection", lambda: _specs.explain_rejection(
         current_backend(), rejection=rejection, spec=spec, exp=exp, profile=profile))
 
 
-def build_jobspec(
+async def build_jobspec(
     exp: Annotated[str, Field(description="experiment name or path in the lab (<name>, experiments/<name>)",
                               min_length=1)],
     profile: Annotated[str | list[str], Field(
@@ -91,41 +91,41 @@ def build_jobspec(
 ) -> Annotated[CallToolResult, BuildOut]:
     """Build the JobSpec `sf submit` would send for an experiment of this lab (lock, catalog, profile, overrides); nothing is uploaded. Optionally packs the bundle for submit_job."""
     profiles = [profile] if isinstance(profile, str) else list(profile)
-    return run_tool("build_jobspec", lambda: _lab.build_spec(
+    return await run_tool("build_jobspec", lambda: _lab.build_spec(
         current_backend(), exp=exp, profiles=profiles, sets=list(sets or []), image=image,
         observability_url=observability_url, init_from=init_from, corpus=corpus, train_dataset=train_dataset,
         plugins=list(plugins or []), then=list(then or []), framework_version=framework_version,
         allow_dirty=allow_dirty, include_bundle=include_bundle))
 
 
-def recipe_status(
+async def recipe_status(
     exp: Annotated[str, Field(description="one experiment; empty for every experiment with a lock")] = "",
     compare_with_console: Annotated[bool, Field(description="also compare with the console's catalog")] = True,
 ) -> Annotated[CallToolResult, RecipeStatusOut]:
     """Show the lock state of the lab's experiments against the installed catalog (and the console's): current, drifted, incompatible …, with diffs and the `sf recipe upgrade` that fixes them."""
-    return run_tool("recipe_status", lambda: _lab.recipe_status(
+    return await run_tool("recipe_status", lambda: _lab.recipe_status(
         current_backend(), exp=exp, compare_with_console=compare_with_console))
 
 
 # ---- recipes --------------------------------------------------------------------------------------------------------
 
-def list_recipes(
+async def list_recipes(
     limit: Annotated[int, Field(ge=1, le=MAX_RECIPES, description="at most this many rows")] = 50,
 ) -> Annotated[CallToolResult, RecipeListOut]:
     """List the recipes this console publishes (name, version, digest, framework versions), in product order."""
-    return run_tool("list_recipes", lambda: _recipes.list_recipes(current_backend(), limit=limit))
+    return await run_tool("list_recipes", lambda: _recipes.list_recipes(current_backend(), limit=limit))
 
 
-def show_recipe(
+async def show_recipe(
     recipe: Annotated[str, Field(description="a recipe id such as tinyrl/grpo", min_length=1)],
 ) -> Annotated[CallToolResult, RecipeOut]:
     """Show one recipe: published version and digest, runtime variants, roles, and every parameter with its type, bounds, choices, default and config path."""
-    return run_tool("show_recipe", lambda: _recipes.show_recipe(current_backend(), recipe=recipe))
+    return await run_tool("show_recipe", lambda: _recipes.show_recipe(current_backend(), recipe=recipe))
 
 
 # ---- jobs -----------------------------------------------------------------------------------------------------------
 
-def submit_job(
+async def submit_job(
     spec: Spec,
     profile: Profile = None,
     bundle_base64: Annotated[str | None, Field(
@@ -136,24 +136,24 @@ def submit_job(
         description="send the same key again to retry safely; generated (and returned) when omitted")] = None,
 ) -> Annotated[CallToolResult, SubmitOut]:
     """Submit a JobSpec and its bundle to the console, exactly as `sf submit` uploads it. Admission refusals come back as a tool error with every problem."""
-    return run_tool("submit_job", lambda: _jobs.submit_job(
+    return await run_tool("submit_job", lambda: _jobs.submit_job(
         current_backend(), spec=spec, profile=profile, bundle_base64=bundle_base64, exp=exp,
         idempotency_key=idempotency_key))
 
 
-def list_jobs(
+async def list_jobs(
     limit: Annotated[int, Field(ge=1, le=MAX_JOBS, description="at most this many jobs, newest first")] = 15,
 ) -> Annotated[CallToolResult, JobListOut]:
     """List your jobs, newest first (each account sees only its own)."""
-    return run_tool("list_jobs", lambda: _jobs.list_jobs(current_backend(), limit=limit))
+    return await run_tool("list_jobs", lambda: _jobs.list_jobs(current_backend(), limit=limit))
 
 
-def get_job(job: JobHandle) -> Annotated[CallToolResult, JobOut]:
+async def get_job(job: JobHandle) -> Annotated[CallToolResult, JobOut]:
     """Show one job: status, pipeline, GPUs, and the latest value of each metric it reported."""
-    return run_tool("get_job", lambda: _jobs.get_job(current_backend(), job=job))
+    return await run_tool("get_job", lambda: _jobs.get_job(current_backend(), job=job))
 
 
-def get_job_logs(
+async def get_job_logs(
     job: JobHandle,
     tail: Annotated[int, Field(ge=0, le=5000, description="last lines to return (0: the whole log)")] = 200,
     from_event_id: Annotated[str | None, Field(
@@ -161,32 +161,32 @@ def get_job_logs(
     max_bytes: Annotated[int, Field(ge=1024, le=MAX_LOG_BYTES, description="size cap of the returned text")] = 32768,
 ) -> Annotated[CallToolResult, LogsOut]:
     """Read a job's log as it is now, without following: the text (bounded), the last event id to continue from, and whether the job has ended."""
-    return run_tool("get_job_logs", lambda: _logs.read_logs(
+    return await run_tool("get_job_logs", lambda: _logs.read_logs(
         current_backend(), job=job, tail=tail, from_event_id=from_event_id, max_bytes=max_bytes))
 
 
-def stop_job(job: JobHandle) -> Annotated[CallToolResult, StopOut]:
+async def stop_job(job: JobHandle) -> Annotated[CallToolResult, StopOut]:
     """Stop a job (viewers are refused by the console); stopping a finished job reports it as such."""
-    return run_tool("stop_job", lambda: _jobs.stop_job(current_backend(), job=job))
+    return await run_tool("stop_job", lambda: _jobs.stop_job(current_backend(), job=job))
 
 
 # ---- account --------------------------------------------------------------------------------------------------------
 
-def get_quota() -> Annotated[CallToolResult, QuotaOut]:
+async def get_quota() -> Annotated[CallToolResult, QuotaOut]:
     """Show who the token belongs to (name, role), your quota caps and what you use now."""
-    return run_tool("get_quota", lambda: _account.get_quota(current_backend()))
+    return await run_tool("get_quota", lambda: _account.get_quota(current_backend()))
 
 
-def cluster_status() -> Annotated[CallToolResult, ClusterOut]:
+async def cluster_status() -> Annotated[CallToolResult, ClusterOut]:
     """Show the console's profiles (what --profile accepts), GPU capacity per series and active jobs."""
-    return run_tool("cluster_status", lambda: _account.cluster_status(current_backend()))
+    return await run_tool("cluster_status", lambda: _account.cluster_status(current_backend()))
 
 
 @dataclass(frozen=True)
 class ToolDef:
     """One tool: its function (name, input and output schema come from it), title, behaviour hints, transport."""
 
-    fn: Callable[..., CallToolResult]
+    fn: Callable[..., Awaitable[CallToolResult]]
     title: str
     read_only: bool = True
     destructive: bool = False
