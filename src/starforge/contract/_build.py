@@ -1,12 +1,12 @@
 """Fast constructors of the frozen model, for the parser's hot path.
 
 The `__init__` that `@dataclass(frozen=True)` generates must assign every field through `object.__setattr__`,
-because the class refuses assignment; parsing a rich spec builds about 20 model objects with about 90 fields, and
-that was about a sixth of the parse time. The functions here build the very same instances with `object.__new__`
-and each slot's own setter, which is roughly twice as fast (a generic loop over the setters is not: the loop costs
-what the setters save). Each takes every field positionally, in declaration order, without defaults; the dataclass
-stays the definition, and `tests/unit/contract/test_build.py` checks each function against it (names, order,
-equality), so a field added to the model without its setter here fails that test.
+because the class refuses assignment; parsing a rich spec builds about 20 model objects with about 90 fields,
+and that was about a sixth of the parse time. The functions here build the very same instances with
+`object.__new__` and each slot's own setter, which is roughly twice as fast (a generic loop over the setters is
+not: the loop costs what the setters save). Each takes every field positionally, in declaration order, without
+defaults. The dataclass stays the definition: `tests/unit/contract/test_build.py` checks each function against
+it (names, order, equality), so a field added to the model but not here fails that test.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ _new = object.__new__
 
 
 def slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """Return the setters of a slotted dataclass's fields, in declaration order (they bypass `__setattr__`)."""
+    """Return the slot setters of a slotted dataclass's fields, in declaration order (no `__setattr__`)."""
     return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
 
 
@@ -150,7 +150,9 @@ def new_data_split(dataset: str, split: str, path: str) -> DataSplit:
 _QUALITY_MAX_DUPLICATE_RATIO, _QUALITY_OVERLAP_WITH, _QUALITY_MAX_OVERLAP_RATIO = slot_setters(Quality)
 
 
-def new_quality(max_duplicate_ratio: float | None, overlap_with: str, max_overlap_ratio: float | None) -> Quality:
+def new_quality(
+    max_duplicate_ratio: float | None, overlap_with: str, max_overlap_ratio: float | None
+) -> Quality:
     obj: Quality = _new(Quality)
     _QUALITY_MAX_DUPLICATE_RATIO(obj, max_duplicate_ratio)
     _QUALITY_OVERLAP_WITH(obj, overlap_with)
@@ -292,7 +294,9 @@ def new_spec(
     return obj
 
 
-_PROV_CORE_VERSION, _PROV_GIT_COMMIT, _PROV_GIT_DIRTY, _PROV_CONFIG_SHA, _PROV_MODEL_NAME = slot_setters(Provenance)
+_PROV_CORE_VERSION, _PROV_GIT_COMMIT, _PROV_GIT_DIRTY, _PROV_CONFIG_SHA, _PROV_MODEL_NAME = slot_setters(
+    Provenance
+)
 
 
 def new_provenance(
@@ -310,7 +314,9 @@ def new_provenance(
 _JOB_METADATA, _JOB_SPEC, _JOB_PROVENANCE, _JOB_API_VERSION, _JOB_KIND = slot_setters(JobSpec)
 
 
-def new_job_spec(metadata: Metadata, spec: Spec, provenance: Provenance, api_version: str, kind: str) -> JobSpec:
+def new_job_spec(
+    metadata: Metadata, spec: Spec, provenance: Provenance, api_version: str, kind: str
+) -> JobSpec:
     obj: JobSpec = _new(JobSpec)
     _JOB_METADATA(obj, metadata)
     _JOB_SPEC(obj, spec)

@@ -37,7 +37,8 @@ _INIT_FROM_FAST = re.compile(rf"run/({_SEG})/({_SEG})(?:@step=([0-9]+))?")
 _PROJECT = re.compile(r"[A-Za-z0-9._-]+")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _ASCII_DIGITS = re.compile(r"[0-9]+")
-_PLAIN_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")  # the usual `0.3.56`: a fast path, and a subset of _PEP440
+# The usual plain release (`0.3.56`): a fast path of is_pep440, and a subset of _PEP440.
+_PLAIN_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 # PEP 440 public and local versions, case-insensitive, with the spelling variants the spec normalises.
 _PEP440 = re.compile(
     r"""
@@ -52,13 +53,14 @@ _PEP440 = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 
-# The fast paths as bound matchers, for hot loops: each `check_*` below reports nothing for a value its matcher
-# accepts, so `if match_x(v) is None: problems.extend(check_x(v, ...))` is exactly `problems.extend(check_x(v, ...))`.
-match_segment = _SEGMENT.fullmatch
-match_two_part = _TWO_PART_FAST.fullmatch  # recipe ids and plugin ids
-match_exp_path = _EXP_FAST.fullmatch
-match_digest = _DIGEST.fullmatch
-match_ref = _REF_FAST.fullmatch  # groups: owner, name, version (None when there is no `@`)
+# The fast paths as bound matchers, for the parser's hot path. A value a matcher accepts is well-formed: the
+# matching `check_*` reports nothing for it, so `if match_x(v) is None: problems.extend(check_x(v, ...))` does
+# what `problems.extend(check_x(v, ...))` does without the empty list, and it has no whitespace to trim.
+match_segment = _SEGMENT.fullmatch  # check_safe_segment
+match_two_part = _TWO_PART_FAST.fullmatch  # check_recipe_id, check_plugin_id
+match_exp_path = _EXP_FAST.fullmatch  # check_exp_path
+match_digest = _DIGEST.fullmatch  # check_digest
+match_ref = _REF_FAST.fullmatch  # parse_versioned_ref; groups: owner, name, version (None without `@`)
 
 SEGMENT_HINT = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 

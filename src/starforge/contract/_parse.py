@@ -91,7 +91,8 @@ def parse(doc: Any) -> Parsed:
     provenance = _read_provenance(w, doc.get("provenance")) if "provenance" in doc else None
     if w.problems or metadata is None or spec is None or provenance is None:
         return Parsed(None, w.problems, w.warnings)
-    return Parsed(new_job_spec(metadata, spec, provenance, API_VERSION, KIND_TRAINING), w.problems, w.warnings)
+    job_spec = new_job_spec(metadata, spec, provenance, API_VERSION, KIND_TRAINING)
+    return Parsed(job_spec, w.problems, w.warnings)
 
 
 def parse_or_raise(doc: Any) -> JobSpec:
@@ -170,7 +171,9 @@ def _read_spec(w: Walk, value: Any) -> Spec | None:
         return None
     assert recipe and source and framework and resources and model and data and lifecycle and evaluation
     assert plugins is not None and hyperparams is not None
-    return new_spec(recipe, source, framework, resources, model, data, hyperparams, lifecycle, evaluation, plugins)
+    return new_spec(
+        recipe, source, framework, resources, model, data, hyperparams, lifecycle, evaluation, plugins
+    )
 
 
 def _required_part(w: Walk, obj: dict[str, Any], key: str) -> Any:

@@ -274,7 +274,9 @@ def read_data(w: Walk, value: Any) -> Data | None:
     return new_data(train, validation, corpus, volumes, output, environment, quality)
 
 
-def _read_reference(w: Walk, obj: dict[str, Any], parent: str, key: str, *, version_required: bool = False) -> str:
+def _read_reference(
+    w: Walk, obj: dict[str, Any], parent: str, key: str, *, version_required: bool = False
+) -> str:
     """Return the normalised reference at `parent.key` (`""` when unset or after reporting a problem)."""
     text = obj.get(key)
     if type(text) is str and match_ref(text) is not None and (not version_required or "@" in text):
@@ -342,7 +344,7 @@ def _read_split(w: Walk, value: Any, field: str) -> DataSplit | None:
     dataset = _read_reference(w, obj, field, "dataset")
     split = w.string(obj, field, "split")
     path = w.string(obj, field, "path")
-    if dataset and path and (path.startswith("/") or (".." in path and ".." in path.replace("\\", "/").split("/"))):
+    if dataset and path and (path.startswith("/") or ".." in path.replace("\\", "/").split("/")):
         w.bad(
             f"{field}.path",
             "path_not_relative",

@@ -12,6 +12,7 @@ __all__ = ["ANY_KEYS", "MISSING", "Walk", "type_name"]
 
 
 _FLAT = (str, int, bool, float, type(None))
+_NON_FINITE_HINT = "NaN and infinities are refused"
 
 
 def _flat_and_finite(obj: dict[str, Any]) -> bool:
@@ -107,7 +108,8 @@ class Walk:
                 if key not in known:
                     self.warn(prefix + (key or '""'), "unknown_field", "unknown field, ignored")
 
-    # The readers below take the field path as `parent` and `key`: the dotted path is only built for a problem.
+    # `string`, `required`, `positive_int` and `finite_number` take the field path as `parent` and `key`:
+    # the dotted path is only built when there is a problem to report (most values have none).
 
     def string(self, container: dict[str, Any], parent: str, key: str) -> str | None:
         """Return the trimmed string at `key` (`""` when absent or null); None after reporting a problem."""
@@ -120,7 +122,7 @@ class Walk:
         return None
 
     def required(self, container: dict[str, Any], parent: str, key: str) -> str | None:
-        """Return the trimmed, non-blank string at `key`; None after reporting it missing, blank or not a string."""
+        """Return the trimmed, non-blank string at `key`; None after reporting why it is not one."""
         value = container.get(key)
         if isinstance(value, str):
             value = value.strip()
@@ -138,7 +140,8 @@ class Walk:
         if type(value) is int and value >= 1:
             return value
         if isinstance(value, bool) or not isinstance(value, int):
-            self.bad(f"{parent}.{key}", "not_an_integer", f"must be a positive integer, got {_type_name(value)}")
+            message = f"must be a positive integer, got {_type_name(value)}"
+            self.bad(f"{parent}.{key}", "not_an_integer", message)
             return None
         if value < 1:
             self.bad(f"{parent}.{key}", "not_positive", f"must be a positive integer, got {value}")
@@ -153,7 +156,7 @@ class Walk:
             self.bad(f"{parent}.{key}", "not_a_number", f"must be a number, got {_type_name(value)}")
             return None
         if isinstance(value, float) and not isfinite(value):
-            self.bad(f"{parent}.{key}", "not_finite", "must be a finite number", "NaN and infinities are refused")
+            self.bad(f"{parent}.{key}", "not_finite", "must be a finite number", _NON_FINITE_HINT)
             return None
         return value
 
@@ -175,7 +178,7 @@ class Walk:
         if isinstance(value, float):
             if isfinite(value):
                 return True
-            self.bad(field, "not_finite", "must be a finite number", "NaN and infinities are refused")
+            self.bad(field, "not_finite", "must be a finite number", _NON_FINITE_HINT)
             return False
         if isinstance(value, dict):
             ok = True

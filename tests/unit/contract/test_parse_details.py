@@ -1,4 +1,4 @@
-"""Details of `parse` that its fast paths must keep: problem order inside an object, key warnings, defaults."""
+"""Details of `parse` its fast paths must keep: problem order inside an object, key warnings, defaults."""
 
 from __future__ import annotations
 
