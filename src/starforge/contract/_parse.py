@@ -9,18 +9,9 @@ from typing import Any
 from ._build import new_job_spec, new_metadata, new_provenance, new_spec
 from ._grammar import check_project, check_safe_segment, is_pep440, match_segment
 from ._model import API_VERSION, KIND_TRAINING, JobSpec, Metadata, Provenance, Spec
-from ._parse_spec import (
-    read_data,
-    read_evaluation,
-    read_framework,
-    read_hyperparams,
-    read_lifecycle,
-    read_model,
-    read_plugins,
-    read_recipe,
-    read_resources,
-    read_source,
-)
+from ._parse_data import read_data
+from ._parse_run import read_evaluation, read_hyperparams, read_lifecycle, read_resources
+from ._parse_spec import read_framework, read_model, read_plugins, read_recipe, read_source
 from ._problems import Problem
 from ._walk import ANY_KEYS, MISSING, Walk, type_name
 
