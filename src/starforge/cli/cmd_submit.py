@@ -21,7 +21,7 @@ from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
 if TYPE_CHECKING:
     import httpx
 
-    from starforge.client import Console
+    from starforge.client import Console, SubmitResult
     from starforge.contract import Problem, ProfileEntry
     from starforge.lab import BuiltSpec, SubmitOptions
     from starforge.recipes import Catalog
@@ -149,7 +149,7 @@ def _session(out: Output) -> Iterator[Console]:
         out.abort(exc.detail, hint=exc.hint)
 
 
-def _registry(out: Output, console: Console) -> list[ProfileEntry]:
+def _registry(console: Console) -> list[ProfileEntry]:
     from starforge.client import ForgeHome
     from starforge.lab import save_registry
 
@@ -176,15 +176,18 @@ def _handshake(out: Output, console: Console, built: BuiltSpec, exp_label: str) 
                              local_versions=built.recipe.framework_versions if built.recipe else ())
     if report.ok:
         return
+    title = "The console's catalog does not match this client; nothing was uploaded"
     rows = [{"what": w, "console": c, "spec": s} for w, c, s in report.rows]
-    if not out.as_json and report.rows:
-        table = out.table(report.rows, ["", "console's catalog", "this spec"])
+    if out.as_json:
+        _refuse(out, title, report.problems, differences=rows)
+    out.problems(title, report.problems)
+    if report.rows:
+        table = out.table(report.rows, ["what", "console's catalog", "this spec"])
         out.info("\n".join("    " + line for line in table.splitlines()))
-    _refuse(out, "The console's catalog does not match this client; nothing was uploaded", report.problems,
-            differences=rows)
+    raise typer.Exit(EXIT_REFUSED)
 
 
-def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> Any:
+def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> SubmitResult:
     """POST once; on a dropped connection retry once with the same Idempotency-Key (never a second job)."""
     from starforge.client import Unavailable
 
@@ -206,18 +209,22 @@ def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> Any:
 def submit(
     exp: Annotated[str, typer.Argument(help="experiment name or path (experiments/<name>, smoke/<name>)")],
     profile: Annotated[list[str] | None, typer.Option(
-        "--profile", "-p", help="[ROLES=]NAME[:GPUS] from the console's registry (repeat for several pools)")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="hyperparameter KEY=VALUE (repeatable)")] = None,
+        "--profile", "-p", metavar="[ROLES=]NAME[:GPUS]",
+        help="a profile of the console's registry, with a GPU count and roles (repeat for several pools)")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", metavar="KEY=VALUE", help="hyperparameter value, typed (repeatable)")] = None,
     image: Annotated[str, typer.Option("--image", help="container image override (custom recipes need one)")] = "",
     observability_url: Annotated[str, typer.Option("--observability-url",
                                                    help="tracker URL (recipes with external observability)")] = "",
     init_from: Annotated[str, typer.Option("--init-from", help="start from run/<run_id>/<kind>[@step=N]")] = "",
+    model: Annotated[str, typer.Option("--model", help="base model: an HF id or a cluster path (spec.model.base)")] = "",
     corpus: Annotated[str, typer.Option("--corpus", help="reference corpus <owner>/<name>[@version]")] = "",
     train_dataset: Annotated[str, typer.Option("--train-dataset",
                                                help="training dataset <owner>/<name>@<version>")] = "",
     plugin: Annotated[list[str] | None, typer.Option(
-        "--plugin", help="ID@VERSION pinned in the experiment's plugins.lock.json (repeatable)")] = None,
-    then: Annotated[list[str] | None, typer.Option("--then", help="after success: export or eval (repeatable)")] = None,
+        "--plugin", metavar="ID@VERSION", help="a plugin pinned in the experiment's plugins.lock.json (repeatable)")] = None,
+    then: Annotated[list[str] | None, typer.Option(
+        "--then", metavar="ACTION", help="after success: export or eval (repeatable)")] = None,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="submit with uncommitted changes")] = False,
     no_validate: Annotated[bool, typer.Option("--no-validate",
                                               help="skip hyperparameter, lifecycle and role checks locally "
@@ -249,7 +256,7 @@ def submit(
         profiles=tuple(profile), sets=tuple(set_ or ()), image=image, observability_url=observability_url,
         init_from=init_from, corpus=corpus, train_dataset=train_dataset, plugins=tuple(plugin or ()),
         then=tuple(then or ()), allow_dirty=allow_dirty, validate=not no_validate,
-        framework_version=framework_version,
+        framework_version=framework_version, model=model,
     )
     if dry_run:
         _dry_run(out, lab, exp, exp_dir, options, cat)
@@ -274,7 +281,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     from starforge.contract import dumps
     from starforge.lab import exp_label, pack_submission, write_spec_file
 
-    built = _build(out, lab, exp, options, _registry(out, console), catalog)
+    built = _build(out, lab, exp, options, _registry(console), catalog)
     if not out.as_json:
         _warn_all(out, built.warnings)
     _sync_extensions(out, console)
@@ -322,35 +329,12 @@ def _detail_problems(detail: str) -> list[Problem]:
 
 # ---- --dry-run ------------------------------------------------------------------------------------------------
 
-def _offline_registry(options: SubmitOptions) -> tuple[list[ProfileEntry], bool]:
-    """Return the registry last seen on the configured console, else one that accepts the given names as typed."""
-    from starforge.client import ConsoleError, ForgeHome
-    from starforge.contract import ProfileEntry
-    from starforge.lab import load_registry
-
-    home = ForgeHome.from_env()
-    try:
-        cached = load_registry(home.path, home.resolve_server())
-    except ConsoleError:
-        cached = None
-    if cached:
-        return cached, True
-    entries: dict[str, ProfileEntry] = {}
-    for expression in options.profiles:
-        name, _, count = expression.split("=", 1)[-1].partition(":")
-        name, count = name.strip(), count.strip()
-        per_node = int(count) if count.isdigit() and int(count) > 0 else 1
-        known = entries.get(name)
-        entries[name] = ProfileEntry(name, name, 1, max(per_node, known.gpus_per_node if known else 1))
-    return list(entries.values()), False
-
-
 def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions, catalog: Catalog) -> None:
     from starforge.client import ConfigError, Console, ConsoleError, NotLoggedIn, Unavailable
 
     try:
         with Console.from_home() as console:
-            registry = _registry(out, console)
+            registry = _registry(console)
             checked = _checked_online(out, console, lab, exp, exp_dir, options, catalog, registry)
     except (Unavailable, ConfigError, NotLoggedIn) as exc:
         out.info(f"offline: checked locally ({exc.title or exc.detail})")
@@ -379,10 +363,16 @@ def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir:
 
 
 def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, catalog: Catalog) -> dict[str, Any]:
+    from starforge.client import ConsoleError, ForgeHome
     from starforge.contract import Problem, dumps
-    from starforge.lab import pack_submission, write_spec_file
+    from starforge.lab import offline_registry, pack_submission, write_spec_file
 
-    registry, cached = _offline_registry(options)
+    home = ForgeHome.from_env()
+    try:
+        server: str | None = home.resolve_server()
+    except ConsoleError:
+        server = None
+    registry, cached = offline_registry(home.path, server, options.profiles)
     built = _build(out, lab, exp, options, registry, catalog)
     assert built.job is not None
     spec_file = write_spec_file(lab, dumps(built.job))

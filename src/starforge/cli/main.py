@@ -6,7 +6,6 @@ module, loaded on first use. This keeps the common path fast (see bench/startup.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import sys
@@ -79,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     name = args[0]
     entry = COMMANDS.get(name)
     if entry is None or find_spec(entry[0]) is None:
+        import difflib
+
         close = difflib.get_close_matches(name, list(_available()), n=1)
         suggestion = f" Did you mean `sf {close[0]}`?" if close else ""
         print(f"error: unknown command {name!r}.{suggestion} Run `sf --help` for the list.", file=sys.stderr)

@@ -15,6 +15,7 @@ from starforge import __version__
 from starforge.contract import API_VERSION, KIND_TRAINING, JobSpec, Problem, ProfileEntry, resolve_profiles
 
 from .lockgate import exp_label, lock_gate
+from .paths import experiment_path
 from .plugins_lock import select_plugins
 from .project import project_name
 from .provenance import GitProvenance, ProvenanceError, git_provenance
@@ -45,6 +46,7 @@ class SubmitOptions:
     allow_dirty: bool = False
     validate: bool = True  # --no-validate skips R1/R2/R6 locally only
     framework_version: str = ""
+    model: str = ""  # spec.model.base: an HF model id or cluster path (verl, trl and openrlhf need one)
 
 
 @dataclass(frozen=True)
@@ -64,24 +66,6 @@ class BuiltSpec:
     def ok(self) -> bool:
         """Return True when the spec was built without problems."""
         return self.spec is not None and not self.problems
-
-
-def experiment_path(root: Path, exp: str) -> tuple[Path | None, str, list[Problem]]:
-    """Return the experiment directory `exp` names inside the lab, its lab-relative POSIX path, or a problem."""
-    from starforge.recipes import resolve_experiment
-
-    found = resolve_experiment(Path(root), exp) if exp.strip() else None
-    rel = ""
-    if found is not None:
-        try:
-            rel = found.relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            found = None
-    if found is None:
-        return None, "", [Problem("exp", "experiment_unknown",
-                                  f"no experiment {exp!r} in {root}" if exp.strip() else "no experiment named",
-                                  "name one as <name>, experiments/<name> or smoke/<name>; `sf ls` lists them")]
-    return found, rel, []
 
 
 def _config_fields(exp_dir: Path) -> dict[str, Any]:
@@ -115,7 +99,7 @@ def _document(exp_dir: Path, exp: str, recipe: Recipe, framework_version: str, *
         "framework": {"kind": recipe.framework, "version": framework_version,
                       "runtime_id": recipe.runtime_id(framework_version), "image": options.image,
                       "observability_url": options.observability_url},
-        "model": {"init_from": options.init_from} if options.init_from else {},
+        "model": {key: value for key, value in (("base", options.model), ("init_from", options.init_from)) if value},
         "data": data,
         "resources": {"pools": pools, "roles": roles},
         "hyperparams": hyperparams,

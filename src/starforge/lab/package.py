@@ -46,8 +46,8 @@ def bundle_problems(refused: list[str]) -> list[Problem]:
     for path in refused:
         if is_secret_name(path) or is_secret_name(os.path.basename(path)):
             problems.append(Problem("bundle", "bundle_unsafe", f"{path} looks like a secret; nothing was uploaded",
-                                    "move it out of the experiment (or `git rm --cached` it) and keep secrets "
-                                    "in the console's secret store; git-ignored files are never packed"))
+                                    "move it out of the experiment, or untrack it (`git rm --cached`): "
+                                    "git-ignored files are never packed"))
         else:
             problems.append(Problem("bundle", "bundle_unsafe", f"{path} has a name the console refuses "
                                     "(backslash, not UTF-8, or too long); nothing was uploaded", "rename it"))

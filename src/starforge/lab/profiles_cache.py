@@ -11,7 +11,7 @@ from pathlib import Path
 
 from starforge.contract import ProfileEntry
 
-__all__ = ["load_registry", "save_registry"]
+__all__ = ["load_registry", "offline_registry", "save_registry"]
 
 _FILE = ("cache", "profiles.json")
 
@@ -47,3 +47,22 @@ def load_registry(home: Path, server: str) -> list[ProfileEntry] | None:
     if not isinstance(rows, list):
         return None
     return [ProfileEntry.from_dict(r) for r in rows if isinstance(r, dict) and r.get("name")]
+
+
+def offline_registry(home: Path, server: str | None, expressions: Sequence[str]) -> tuple[list[ProfileEntry], bool]:
+    """Return the registry to check `--profile` against without a console, and whether it is the cached one.
+
+    The registry last saved for `server` when there is one; otherwise one entry per profile name as typed, each
+    one node wide enough for its largest count, so that only the names and shapes go unchecked.
+    """
+    cached = load_registry(home, server) if server else None
+    if cached:
+        return cached, True
+    entries: dict[str, ProfileEntry] = {}
+    for expression in expressions:
+        name, _, count = expression.split("=", 1)[-1].partition(":")
+        name, count = name.strip(), count.strip()
+        width = int(count) if count.isdigit() and int(count) > 0 else 1
+        known = entries.get(name)
+        entries[name] = ProfileEntry(name, name, 1, max(width, known.gpus_per_node if known else 1))
+    return list(entries.values()), False

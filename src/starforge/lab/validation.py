@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from starforge import __version__
 from starforge.contract import Problem
 
-from .jobspec import experiment_path
 from .lockgate import lock_gate
+from .paths import experiment_path
 
 if TYPE_CHECKING:
     from starforge.recipes import Catalog

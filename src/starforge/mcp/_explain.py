@@ -475,14 +475,7 @@ FIXES: dict[str, Callable[[Problem, ExplainContext], Fix]] = {
 
 
 def _meaning(code: str) -> str | None:
-    meaning = CODES.get(code)
-    if meaning is None:  # codes the lab reports before the contract table lists them
-        try:
-            from starforge.lab import LAB_CODES
-        except ImportError:
-            return None
-        meaning = LAB_CODES.get(code)
-    return meaning
+    return CODES.get(code)
 
 
 def _cause(problem: Problem) -> tuple[str, str]:

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 HEAVY = ("typer", "click", "httpx", "httpcore", "rich", "yaml")
-COMMAND_MODULES = ("cmd_init", "cmd_login", "cmd_logout", "cmd_whoami", "cmd_status", "cmd_job")
+COMMAND_MODULES = ("cmd_init", "cmd_login", "cmd_logout", "cmd_whoami", "cmd_status", "cmd_job", "cmd_new",
+                   "cmd_validate", "cmd_ls", "cmd_submit")
 
 
 def imported_after(code: str) -> set[str]:
@@ -33,3 +34,13 @@ def test_root_flags_import_nothing_heavy(flag: str) -> None:
 def test_command_modules_defer_httpx_rich_and_yaml(module: str) -> None:
     modules = imported_after(f"import starforge.cli.{module}")
     assert heavy(modules, ("httpx", "httpcore", "rich", "yaml")) == []
+
+
+def test_validate_loads_neither_typer_nor_the_bundle_nor_git(tmp_path: object) -> None:
+    """`sf validate` is run on every edit: no Typer (pydantic), no HTTP, no tar/gzip, no subprocess."""
+    code = ("from starforge.cli.main import main\n"
+            "try:\n    main(['validate', '--help'])\nexcept SystemExit:\n    pass\n"
+            "import starforge.lab.validation, starforge.recipes")
+    modules = imported_after(code)
+    assert heavy(modules, ("typer", "click", "pydantic", "httpx", "rich", "tarfile", "subprocess")) == []
+    assert not [m for m in modules if m.startswith("starforge.bundle")]

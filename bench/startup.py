@@ -1,0 +1,152 @@
+"""Benchmark: CLI start-up, ours against the official client (starforge-core 0.3.56), side by side in one run.
+
+Figures are the median wall time of cold process runs (a new interpreter each time; the file-system cache is warm):
+
+* `sf --help`                                   target: ours ≤ 0.25 × official
+* `sf validate EXP` (a fresh nemo-rl/grpo exp)   target: ours ≤ 0.20 × official
+* `sf spec check FILE` (ours only, for reference)
+
+The official client is installed once into `.cache/bench-official/` (a Python 3.12 venv, git-ignored) and run as
+a black box; when it cannot be installed the comparison is skipped with the reason and only our figures print.
+Each tool gets its own temporary lab and FORGE_HOME; the recipe catalogs' on-disk caches (ours: digests under
+$FORGE_HOME/cache) are warmed by one untimed run before timing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = Path(sys.executable).with_name("sf")
+OFFICIAL_VERSION = "0.3.56"
+OFFICIAL_VENV = REPO / ".cache" / "bench-official"
+OFFICIAL = OFFICIAL_VENV / "bin" / "sf"
+PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
+RUNS = 11
+TARGETS = {"sf --help": 0.25, "sf validate": 0.20}
+
+
+def install_official() -> str:
+    """Install starforge-core into its own venv if needed; return "" when ready, else why it is not."""
+    if OFFICIAL.exists():
+        return ""
+    python = PYTHON_312 if PYTHON_312.exists() else shutil.which("python3.12")
+    if not python:
+        return "no Python 3.12 interpreter (the official client needs ≥ 3.12)"
+    try:
+        subprocess.run([str(python), "-m", "venv", str(OFFICIAL_VENV)], check=True, capture_output=True)
+        subprocess.run([str(OFFICIAL_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                        "--disable-pip-version-check", f"starforge-core=={OFFICIAL_VERSION}"],
+                       check=True, capture_output=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        last = detail.decode("utf-8", "replace").strip().splitlines()[-1:] if detail else []
+        shutil.rmtree(OFFICIAL_VENV, ignore_errors=True)
+        return f"pip install starforge-core=={OFFICIAL_VERSION} failed: {last[0] if last else exc}"
+    return "" if OFFICIAL.exists() else "the installed package has no `sf` script"
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run one command, failing loudly (with its output) when `check` and it exits non-zero."""
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def median_seconds(argv: list[str], cwd: Path, env: dict[str, str], runs: int = RUNS) -> tuple[float, float]:
+    """Return the median and the minimum wall time of `runs` fresh processes of `argv` (exit status must be 0)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+    return statistics.median(times), min(times)
+
+
+def environment(home: Path) -> dict[str, str]:
+    """Return a clean environment for one tool: its own FORGE_HOME, no colour, no console configured."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGE_", "SF_"))}
+    env.update(FORGE_HOME=str(home), NO_COLOR="1", COLUMNS="100",
+               GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
+    return env
+
+
+def our_lab(base: Path) -> tuple[Path, dict[str, str], Path]:
+    """Create our lab with a nemo-rl/grpo experiment and a spec file; return the lab, env and the spec path."""
+    env = environment(base / "home-ours")
+    run([str(OURS), "init", "lab-ours"], base, env)
+    lab = base / "lab-ours"
+    run([str(OURS), "new", "bench-exp", "--method", "nemo-rl/grpo"], lab, env)
+    run(["git", "add", "-A"], lab, env)
+    run(["git", "commit", "-q", "-m", "bench experiment"], lab, env)
+    spec = base / "jobspec.json"
+    script = ("import sys\nfrom pathlib import Path\nfrom starforge.contract import ProfileEntry, dumps\n"
+              "from starforge.lab import SubmitOptions, build_jobspec, client_catalog\n"
+              "built = build_jobspec(Path(sys.argv[1]), 'bench-exp', SubmitOptions(profiles=('h200:8',)),\n"
+              "                      profiles=[ProfileEntry('h200', 'h200', 1, 8)], catalog=client_catalog())\n"
+              "assert built.job is not None, built.problems\n"
+              "Path(sys.argv[2]).write_text(dumps(built.job))\n")
+    run([sys.executable, "-c", script, str(lab), str(spec)], lab, env)
+    return lab, env, spec
+
+
+def official_lab(base: Path) -> tuple[Path, dict[str, str]]:
+    """Create the official client's lab (its own `sf init` and `sf new`); return the lab and its env."""
+    env = environment(base / "home-official")
+    run([str(OFFICIAL), "init", "lab-official", "--yes"], base, env)
+    lab = base / "lab-official"
+    run([str(OFFICIAL), "new", "bench-exp", "--method", "nemo-rl/grpo"], lab, env)
+    return lab, env
+
+
+def line(name: str, ours: tuple[float, float], official: tuple[float, float] | None) -> str:
+    """Return one result line with the ratio and the verdict against the target."""
+    text = f"{name:<22} ours {ours[0] * 1000:7.1f} ms (min {ours[1] * 1000:6.1f})"
+    if official is None:
+        return text
+    ratio = ours[0] / official[0]
+    target = TARGETS.get(name)
+    verdict = "" if target is None else f"  target ≤ {target:.2f}×: {'MEETS' if ratio <= target else 'MISSES'}"
+    return f"{text}   official {official[0] * 1000:7.1f} ms (min {official[1] * 1000:6.1f})   {ratio:.3f}×{verdict}"
+
+
+def main() -> int:
+    why_not = install_official()
+    if why_not:
+        print(f"official client: skipped ({why_not}); printing our figures only")
+    with tempfile.TemporaryDirectory(prefix="sf-bench-") as tmp:
+        base = Path(tmp)
+        lab, env, spec = our_lab(base)
+        commands = {"sf --help": ["--help"], "sf validate": ["validate", "bench-exp"]}
+        run([str(OURS), "validate", "bench-exp"], lab, env)  # warm $FORGE_HOME/cache (catalog digests)
+        ours = {name: median_seconds([str(OURS), *args], lab, env) for name, args in commands.items()}
+        ours["sf spec check FILE"] = median_seconds([str(OURS), "spec", "check", str(spec)], lab, env)
+        official: dict[str, tuple[float, float]] = {}
+        if not why_not:
+            off_lab, off_env = official_lab(base)
+            run([str(OFFICIAL), "validate", "bench-exp"], off_lab, off_env)  # its own warm-up run
+            version = run([str(OFFICIAL), "--version"], off_lab, off_env).stdout.strip()
+            print(f"official client: {version} ({OFFICIAL})")
+            official = {name: median_seconds([str(OFFICIAL), *args], off_lab, off_env)
+                        for name, args in commands.items()}
+        ours_version = run([str(OURS), "--version"], lab, env).stdout.strip()
+        print(f"ours: {ours_version} ({OURS}); median of {RUNS} cold runs each, caches warmed once before timing")
+        for name, figures in ours.items():
+            print(line(name, figures, official.get(name)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
