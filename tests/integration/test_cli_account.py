@@ -77,8 +77,10 @@ def device_login(console: ConsoleProcess, home: Path, approver_home: Path) -> su
     approver.start()
     approver.join(60)
     assert approval["done"].returncode == 0, approval["done"].stderr
-    stdout, _ = proc.communicate(timeout=120)
-    reader.join(5)
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()  # stderr belongs to the reader thread; communicate() would race it for lines
+    proc.wait(timeout=120)
+    reader.join(30)
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, "".join(seen))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,16 @@ def test_training_reward_rises_and_checkpoints_are_registered(api: httpx.Client)
     assert lifecycle == ["starting", "running", "succeeded"]
 
 
-def test_init_from_chains_a_second_run(api: httpx.Client) -> None:
+def test_init_from_chains_a_second_run(console: ConsoleProcess, api: httpx.Client) -> None:
     first = _toy(api, "base")
     assert _wait(api, first)["status"] == "succeeded"
     second = _toy(api, "chained", model={"init_from": f"run/{first}/checkpoint"})
     assert _wait(api, second)["status"] == "succeeded"
+    user = api.get("/api/whoami").json()["username"]
+    plan = json.loads((console.state_dir / "runs" / user / "chained" / second / "work/.starforge/launch.json").read_text())
+    checkpoint = plan["env"]["FORGE_INIT_FROM"]
+    assert checkpoint.endswith("checkpoints/step_40")  # the latest checkpoint of the first run
+    assert {"path": "policy.init_from", "value": checkpoint} in plan["config"]["overrides"]  # the recipe's key
     rewards = [p[1] for p in api.get(f"/api/jobs/{second}/metrics").json()["series"]["train/reward"]]
     assert rewards[0] > 0.5, rewards[:5]  # started from the first run's weights
     foreign = spec_for(api, "tinyrl/grpo", model={"init_from": "run/r-0000000000/checkpoint"})

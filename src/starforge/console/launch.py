@@ -87,6 +87,9 @@ def compile_plan(
             argv += ["--config", config_path]
         overrides = [{"path": p, "value": v}
                      for p, v in param_overrides(spec.spec.hyperparams, recipe, spec.spec.framework.version)]
+        init_key = str(recipe.adapter_options.get("init_from_key", "") or "")
+        if init_from and init_key and mode in ("dot-overrides", "hydra-overrides", "cli-flags", "cli-args"):
+            overrides.append({"path": init_key, "value": init_from})  # the recipe's configured key
     env = {"FORGE_INIT_FROM": init_from} if init_from else {}
     if spec.spec.framework.observability_url:
         env["FORGE_EXTERNAL_OBSERVABILITY_URL"] = spec.spec.framework.observability_url

@@ -48,6 +48,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("grpo.normalize_rewards", bool, True),
     _Field("grpo.seed", int, 42, minimum=0),
     _Field("policy.init_scale", float, 0.01, minimum=0.0),
+    _Field("policy.init_from", str, ""),
     _Field("policy.optimizer.name", str, "adam", choices=("adam", "sgd")),
     _Field("policy.optimizer.kwargs.lr", float, 0.3, minimum=0.0, exclusive_min=True),
     _Field("policy.generation.temperature", float, 1.0, minimum=0.0, exclusive_min=True, maximum=100.0),
@@ -69,6 +70,7 @@ class TrainConfig:
     normalize_rewards: bool
     seed: int
     init_scale: float
+    init_from: str
     optimizer: str
     learning_rate: float
     temperature: float

@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
     out_dir = Path(env.get("FORGE_OUT_DIR") or "out")
     initial: np.ndarray | None = None
-    init_from = env.get("FORGE_INIT_FROM", "").strip()
+    init_from = config.init_from.strip() or env.get("FORGE_INIT_FROM", "").strip()  # the recipe key wins
     if init_from:
         loaded = _load_initial(Path(init_from), config)
         if loaded is None:

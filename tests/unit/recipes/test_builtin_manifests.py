@@ -290,6 +290,7 @@ def test_tinyrl_grpo_runs_our_numpy_framework() -> None:
         "config_mode": "dot-overrides",
         "observability": "platform",
         "launcher": "python-module",
+        "init_from_key": "policy.init_from",
     }
     variant = manifest["runtime"]["versions"]["1.0.0"]
     assert variant["runtime_id"] == "tinyrl-1.0.0" and variant["requires"] == ["numpy>=1.24"]

@@ -1,0 +1,328 @@
+"""The official sf client (PyPI starforge-core) installed once into a cached venv and run as a black box.
+
+`official_sf` is starforge-core 0.3.56 in `.cache/compat/0.3.56/` (a Python 3.12 venv; the client needs ≥ 3.12) and
+`old_sf` is 0.3.38 in `.cache/compat/0.3.38/`. Each is installed with pip the first time and reused afterwards
+(`.installed` marks a finished install; a file lock keeps concurrent runs from installing twice). When PyPI or a
+suitable interpreter is missing, the suite is skipped loudly as the service "official sf client", and fails under
+`STARFORGE_REQUIRE_SERVICES=1` (CI).
+
+`official_console` runs our console on SQLite serving the official 0.3.56 catalog (`tests/official.py`) with the
+`manifest` digest scheme. `OfficialUser` is one account with its own FORGE_HOME, HOME and git identity; its `sf(...)`
+runs the official client with `FORGE_SERVER` on loopback, `FORGE_DEVICE_FLOW=1`, `NO_COLOR=1` and a timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import glob
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import REPO, _skipped_services
+from tests.integration.conftest import ConsoleProcess, make_console, unique
+
+OFFICIAL_VERSION = "0.3.56"
+OLD_VERSION = "0.3.38"
+CACHE = REPO / ".cache" / "compat"
+SERVICE = "official sf client"
+HOW = "needs PyPI (pip install starforge-core) and a Python 3.12 interpreter (pyenv 3.12.x or python3.12 on PATH)"
+ALLOWLIST = ["nvcr.io", "registry.internal:5000"]
+IMAGE = "nvcr.io/acme/trainer:1.0"
+OBSERVABILITY = "https://wandb.example.com/acme/compat"
+CALL_TIMEOUT = 120.0
+
+
+def require_official(reason: str) -> None:
+    """Skip loudly because the official client is unavailable, or fail under STARFORGE_REQUIRE_SERVICES=1 (CI)."""
+    message = f"{SERVICE} is not available ({reason}): {HOW}"
+    if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
+    _skipped_services[SERVICE] = HOW
+    pytest.skip(message)
+
+
+def _python_version(python: str) -> tuple[int, int] | None:
+    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
+        done = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True,
+                              text=True, timeout=30, check=True)
+        major, minor = done.stdout.split()
+        return int(major), int(minor)
+    return None
+
+
+def find_python(minors: tuple[int, ...] = (12,)) -> str | None:
+    """Return a CPython 3.x interpreter whose minor version is in `minors` (pyenv installs first, then PATH)."""
+    candidates: list[str] = []
+    for minor in minors:
+        candidates += sorted(glob.glob(f"/root/.pyenv/versions/3.{minor}*/bin/python"), reverse=True)
+        candidates += [found for found in (shutil.which(f"python3.{minor}"),) if found]
+    for python in candidates:
+        version = _python_version(python)
+        if version is not None and version[0] == 3 and version[1] in minors:
+            return python
+    return None
+
+
+def install_official(version: str, minors: tuple[int, ...] = (12,)) -> Path:
+    """Return the `sf` of starforge-core `version` in `.cache/compat/<version>/`, installing it on first use."""
+    target = CACHE / version
+    sf = target / "bin" / "sf"
+    marker = target / ".installed"
+    if marker.is_file() and sf.is_file():
+        return sf
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{version}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.is_file() and sf.is_file():
+            return sf
+        python = find_python(minors)
+        if python is None:
+            require_official(f"no Python 3.{'/3.'.join(map(str, minors))} interpreter")
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            subprocess.run([str(python), "-m", "venv", str(target)], check=True, capture_output=True, timeout=300)
+            subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                            "--disable-pip-version-check", f"starforge-core=={version}"],
+                           check=True, capture_output=True, text=True, timeout=900)
+            shown = subprocess.run([str(sf), "--version"], capture_output=True, text=True, timeout=60, check=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            detail = str(getattr(exc, "stderr", "") or exc).strip().splitlines()
+            shutil.rmtree(target, ignore_errors=True)
+            require_official(f"pip install starforge-core=={version} failed: {detail[-1] if detail else exc}")
+        if version not in shown.stdout:
+            shutil.rmtree(target, ignore_errors=True)
+            require_official(f"the installed client reports {shown.stdout.strip()!r}, not {version}")
+        marker.write_text(f"{version}\n{python}\n", encoding="utf-8")
+    return sf
+
+
+@pytest.fixture(scope="session")
+def official_sf() -> Path:
+    """The `sf` executable of the official client starforge-core 0.3.56."""
+    return install_official(OFFICIAL_VERSION, (12,))
+
+
+@pytest.fixture(scope="session")
+def old_sf() -> Path:
+    """The `sf` executable of the older official client starforge-core 0.3.38 (Python 3.12 or 3.11)."""
+    return install_official(OLD_VERSION, (12, 11))
+
+
+@pytest.fixture(scope="session")
+def official_tree() -> Path:
+    """The official 0.3.56 recipe catalog tree (data only, unpacked by tests/official.py)."""
+    from tests.official import OfficialUnavailable, official_catalog
+
+    try:
+        return official_catalog(OFFICIAL_VERSION)
+    except OfficialUnavailable as exc:
+        require_official(str(exc))
+        raise
+
+
+def console_config(tree: Path, **extra: Any) -> dict[str, Any]:
+    """Return a console configuration serving the official 0.3.56 catalog (h200/h100 have no capacity here)."""
+    config: dict[str, Any] = {
+        "catalog": {"path": str(tree), "digest_scheme": "manifest", "core_version": OFFICIAL_VERSION,
+                    "core_requirement": ">=0.3.56,<0.4"},
+        "profiles": [{"name": "cpu", "series": "cpu", "num_nodes": 1, "gpus_per_node": 1, "label": "CPU slot"},
+                     {"name": "h200", "series": "h200", "num_nodes": 1, "gpus_per_node": 8, "label": "H200 x8"},
+                     {"name": "h100", "series": "h100", "num_nodes": 1, "gpus_per_node": 8, "label": "H100 x8"}],
+        "capacity": {"cpu": 2},
+        "image_allowlist": list(ALLOWLIST),
+        "device_poll_interval": 1,
+        "stop_grace_seconds": 3,
+    }
+    config.update(extra)
+    return config
+
+
+@pytest.fixture(scope="module")
+def official_console(tmp_path_factory: pytest.TempPathFactory, official_sf: Path,
+                     official_tree: Path) -> Iterator[ConsoleProcess]:
+    """Our console on SQLite serving the official 0.3.56 catalog, the manifest scheme and `>=0.3.56,<0.4`."""
+    proc = make_console(tmp_path_factory, "sqlite", config=console_config(official_tree))
+    proc.start()
+    yield proc
+    proc.stop()
+    shutil.rmtree(proc.state_dir / "runs", ignore_errors=True)
+
+
+@dataclass
+class OfficialUser:
+    """One account driving an official client: its own FORGE_HOME, HOME and git identity; `sf(...)` runs it."""
+
+    user: str
+    exe: Path
+    console: ConsoleProcess
+    base: Path
+    env: dict[str, str]
+
+    @property
+    def forge_home(self) -> Path:
+        """The client's state directory ($FORGE_HOME)."""
+        return Path(self.env["FORGE_HOME"])
+
+    def sf(self, *args: str, cwd: Path | None = None, timeout: float = CALL_TIMEOUT,
+           **extra: str) -> subprocess.CompletedProcess[str]:
+        """Run the official `sf args…` (stdin closed) in `cwd` (default: the user's base directory)."""
+        return subprocess.run([str(self.exe), *args], cwd=cwd or self.base, env={**self.env, **extra},
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+
+    def popen(self, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
+        """Start the official `sf args…` in the background (stdout and stderr piped)."""
+        return subprocess.Popen([str(self.exe), *args], cwd=cwd or self.base, env=self.env, text=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def login(self) -> subprocess.CompletedProcess[str]:
+        """`sf login --token T` with a fresh API token of this user; the login must succeed."""
+        done = self.sf("login", "--token", self.console.token_for(self.user))
+        assert done.returncode == 0, output(done)
+        return done
+
+    def api(self) -> httpx.Client:
+        """Our REST API as this user (a token of our own, not the client's)."""
+        return self.console.client(self.console.token_for(self.user))
+
+    def credentials(self) -> dict[str, Any]:
+        """The client's stored login for this console (credentials.json, keyed by the server URL)."""
+        stored = json.loads((self.forge_home / "credentials.json").read_text(encoding="utf-8"))
+        return dict(stored.get(self.console.url) or {})
+
+
+def output(done: subprocess.CompletedProcess[str]) -> str:
+    """Return stdout and stderr of a client run together (the client writes its panels to stderr)."""
+    return f"{done.stdout}\n{done.stderr}"
+
+
+def flat(text: str) -> str:
+    """Collapse all whitespace runs to one space (terminal wrapping must not decide an assertion)."""
+    return " ".join(text.split())
+
+
+def client_env(base: Path, console_url: str) -> dict[str, str]:
+    """Return the environment of an official client run: private FORGE_HOME/HOME, loopback server, no colour."""
+    home = base / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = base / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = Compat Tester\n\temail = compat@example.invalid\n"
+                         "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
+    dropped = ("FORGE_", "SF_", "PYTHON", "VIRTUAL_ENV", "GIT_", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+               "https_proxy", "ALL_PROXY", "all_proxy")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env.update(
+        FORGE_HOME=str(base / "forge-home"), FORGE_SERVER=console_url, FORGE_DEVICE_FLOW="1", HOME=str(home),
+        NO_COLOR="1", COLUMNS="250", BROWSER="true", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+        GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1", GIT_CEILING_DIRECTORIES=str(base),
+    )
+    return env
+
+
+def make_user(console: ConsoleProcess, exe: Path, base: Path, prefix: str = "oc") -> OfficialUser:
+    """Create an account with its own client directories (not logged in yet)."""
+    base.mkdir(parents=True, exist_ok=True)
+    return OfficialUser(unique(prefix), exe, console, base, client_env(base, console.url))
+
+
+@pytest.fixture
+def user(official_console: ConsoleProcess, official_sf: Path, tmp_path: Path) -> OfficialUser:
+    """A fresh account logged in to `official_console` with `sf login --token` of the official 0.3.56 client."""
+    person = make_user(official_console, official_sf, tmp_path / "client")
+    person.login()
+    return person
+
+
+HELLO_SH = """#!/usr/bin/env bash
+set -euo pipefail
+for i in 1 2 3 4 5; do
+  echo "compat-line $i of 5 recipe=${FORGE_RECIPE} nodes=${FORGE_CLUSTER_NUM_NODES}"
+  sleep 0.4
+done
+echo "compat-done"
+"""
+
+FAILING_SH = """#!/usr/bin/env bash
+echo "compat-about-to-fail"
+sleep 1
+exit 3
+"""
+
+LONG_SH = """#!/usr/bin/env bash
+for i in $(seq 1 300); do
+  echo "compat-tick $i"
+  sleep 0.5
+done
+"""
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A lab made by the official client's `sf init` and `sf new`, committed with git."""
+
+    path: Path
+    init: subprocess.CompletedProcess[str]
+    new: dict[str, subprocess.CompletedProcess[str]]
+
+    def git(self, *args: str, env: dict[str, str]) -> str:
+        """Run git in the lab and return its stdout."""
+        return subprocess.run(["git", *args], cwd=self.path, env=env, capture_output=True, text=True,
+                              check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def lab(official_console: ConsoleProcess, official_sf: Path, tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    """One lab for the module: `sf init`, then `sf new` of nemo-rl/grpo and three custom/custom experiments.
+
+    The custom experiments get our own `train.sh` (hello: five lines and success; failing: exit 3; long: ticks for
+    minutes) and the whole lab is committed, so submissions need no `--allow-dirty`.
+    """
+    base = tmp_path_factory.mktemp("official-lab")
+    maker = make_user(official_console, official_sf, base, prefix="lab")
+    init = maker.sf("init", "lab", "--yes", "--name", "compat")
+    assert init.returncode == 0, output(init)
+    path = base / "lab"
+    new = {}
+    for name, method in (("my-grpo", "nemo-rl/grpo"), ("hello", "custom/custom"), ("failing", "custom/custom"),
+                         ("long", "custom/custom")):
+        new[name] = maker.sf("new", name, "--method", method, cwd=path)
+        assert new[name].returncode == 0, output(new[name])
+    for name, script in (("hello", HELLO_SH), ("failing", FAILING_SH), ("long", LONG_SH)):
+        (path / "experiments" / name / "train.sh").write_text(script, encoding="utf-8")
+    made = Lab(path, init, new)
+    made.git("add", "-A", env=maker.env)
+    made.git("commit", "-q", "-m", "compat experiments", env=maker.env)
+    return made
+
+
+TERMINAL = {"succeeded", "failed", "stopped", "cancelled", "terminated"}
+
+
+def job_row(api: httpx.Client, job: str) -> dict[str, Any]:
+    """Return the caller's `/api/jobs/mine` row whose job_ref is `job`."""
+    rows = api.get("/api/jobs/mine", params={"limit": 200}).json()["jobs"]
+    matches = [row for row in rows if row["job_ref"] == job]
+    assert matches, f"{job} not listed: {rows}"
+    return dict(matches[0])
+
+
+def wait_status(api: httpx.Client, job: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
+    """Poll our REST API until the job's status is one of `statuses`; return its row."""
+    deadline = time.monotonic() + timeout
+    row: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        row = job_row(api, job)
+        if row["status"] in statuses:
+            return row
+        time.sleep(0.2)
+    raise AssertionError(f"{job} did not reach {statuses}: {row}")
