@@ -21,6 +21,9 @@ def serve(settings: Settings) -> None:
     if token:
         print(f"admin token (shown once): {token}", flush=True)
         print(f"  log in with: sf login --server {settings.base_url} --token {token}", file=sys.stderr, flush=True)
+    if settings.image_allowlist is None:
+        print("warning: no image_allowlist is configured, so any --image is admitted (development only); "
+              "set image_allowlist in the --config file", file=sys.stderr, flush=True)
     app = create_app(settings, rt)
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'})", file=sys.stderr, flush=True)
