@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._lab import lab_root, load_catalog_or_abort
+from starforge.cli._output import Output
 
 if TYPE_CHECKING:
     from starforge.lab import ExperimentRow
-    from starforge.recipes import Catalog
 
 app = typer.Typer(
     add_completion=False,
@@ -19,27 +18,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="List the lab's experiments and their lock states.",
 )
-
-
-def _lab(out: Output) -> Path:
-    from starforge.lab import LabNotFound, find_root
-
-    try:
-        return find_root()
-    except LabNotFound as exc:
-        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
-
-
-def _catalog(out: Output, path: str | None) -> Catalog:
-    from starforge.lab import client_catalog
-    from starforge.recipes import CatalogError
-
-    try:
-        return client_catalog(path)
-    except CatalogError as exc:
-        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
-    except ValueError as exc:
-        out.abort(str(exc), code=EXIT_USAGE)
 
 
 def _table(out: Output, rows: list[ExperimentRow]) -> str:
@@ -57,8 +35,8 @@ def ls(
     from starforge.lab import list_experiments
 
     out = Output(as_json=as_json)
-    lab = _lab(out)
-    rows = list_experiments(lab, _catalog(out, catalog))
+    lab = lab_root(out)
+    rows = list_experiments(lab, load_catalog_or_abort(out, catalog))
     out.emit({"lab": str(lab), "experiments": [r.to_dict() for r in rows]}, lambda _: _table(out, rows) if rows else None)
     if not rows and not as_json:
         out.info("No experiments yet.")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._lab import lab_root, load_catalog_or_abort
+from starforge.cli._output import EXIT_REFUSED, Output
 
 if TYPE_CHECKING:
-    from starforge.recipes import Catalog
+    pass
 
 app = typer.Typer(
     add_completion=False,
@@ -18,27 +18,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Create an experiment from a recipe template, with its recipe.lock.json.",
 )
-
-
-def _lab(out: Output) -> Path:
-    from starforge.lab import LabNotFound, find_root
-
-    try:
-        return find_root()
-    except LabNotFound as exc:
-        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
-
-
-def _catalog(out: Output, path: str | None) -> Catalog:
-    from starforge.lab import client_catalog
-    from starforge.recipes import CatalogError
-
-    try:
-        return client_catalog(path)
-    except CatalogError as exc:
-        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
-    except ValueError as exc:
-        out.abort(str(exc), code=EXIT_USAGE)
 
 
 @app.command()
@@ -59,8 +38,8 @@ def new(
     from starforge.lab import create_experiment
 
     out = Output(as_json=as_json)
-    lab = _lab(out)
-    cat = _catalog(out, catalog)
+    lab = lab_root(out)
+    cat = load_catalog_or_abort(out, catalog)
     try:
         made = create_experiment(lab, name, cat, method=method, source=from_, framework_version=framework_version)
     except OSError as exc:

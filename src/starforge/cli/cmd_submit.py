@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from starforge.cli._lab import lab_root, load_catalog_or_abort
 from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
 
 if TYPE_CHECKING:
@@ -38,27 +39,6 @@ _CHUNK = 64 << 10
 
 
 # ---- the lab side ---------------------------------------------------------------------------------------------
-
-def _lab(out: Output) -> Path:
-    from starforge.lab import LabNotFound, find_root
-
-    try:
-        return find_root()
-    except LabNotFound as exc:
-        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
-
-
-def _catalog(out: Output, path: str | None) -> Catalog:
-    from starforge.lab import client_catalog
-    from starforge.recipes import CatalogError
-
-    try:
-        return client_catalog(path)
-    except CatalogError as exc:
-        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
-    except ValueError as exc:
-        out.abort(str(exc), code=EXIT_USAGE)
-
 
 def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_version: str) -> None:
     """`--upgrade-recipe`: rewrite the lock from the local catalog before anything else (the tree then changes)."""
@@ -242,14 +222,14 @@ def submit(
     from starforge.lab import SubmitOptions, experiment_path
 
     out = Output(as_json=as_json)
-    lab = _lab(out)
+    lab = lab_root(out)
     exp_dir, _rel, missing = experiment_path(lab, exp)
     if exp_dir is None:
         out.abort(missing[0].message, hint=missing[0].hint, code=EXIT_USAGE)
     if not profile:
         out.abort("no --profile given", hint="pass --profile <name>[:gpus]; `sf status` lists the console's profiles",
                   code=EXIT_USAGE)
-    cat = _catalog(out, catalog)
+    cat = load_catalog_or_abort(out, catalog)
     if upgrade_recipe:
         _upgrade_lock(out, exp_dir, cat, framework_version)
     options = SubmitOptions(

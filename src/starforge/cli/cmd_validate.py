@@ -9,39 +9,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from starforge.cli._lab import lab_root, load_catalog_or_abort
 from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
 
 if TYPE_CHECKING:
     from starforge.lab import Validation
-    from starforge.recipes import Catalog
 
 __all__ = ["app", "validate"]
 
 _HELP = "Check the lock, config.yaml and hyperparameters; exit 0 ready, 1 problems found, 2 usage (unknown exp)."
-
-
-def _lab(out: Output) -> Path:
-    from starforge.lab import LabNotFound, find_root
-
-    try:
-        return find_root()
-    except LabNotFound as exc:
-        out.abort(str(exc), hint="run it inside a lab, or `sf init my-lab` to create one", code=EXIT_USAGE)
-
-
-def _catalog(out: Output, path: str | None) -> Catalog:
-    from starforge.lab import client_catalog
-    from starforge.recipes import CatalogError
-
-    try:
-        return client_catalog(path)
-    except CatalogError as exc:
-        out.abort(str(exc), hint="fix the manifests listed above", code=EXIT_REFUSED)
-    except ValueError as exc:
-        out.abort(str(exc), code=EXIT_USAGE)
 
 
 def _summary(result: Validation) -> str:
@@ -58,8 +36,8 @@ def validate(exp: str, *, catalog: str | None = None, as_json: bool = False) -> 
     from starforge.lab import validate_experiment
 
     out = Output(as_json=as_json)
-    lab = _lab(out)
-    cat = _catalog(out, catalog)
+    lab = lab_root(out)
+    cat = load_catalog_or_abort(out, catalog)
     result = validate_experiment(lab, exp, cat)
     if not result.state:  # the experiment does not exist
         out.abort(result.problems[0].message, hint=result.problems[0].hint, code=EXIT_USAGE)

@@ -41,6 +41,7 @@ from ._parse import JobSpecError, Parsed, parse, parse_or_raise
 from ._problems import CODES, Problem, render_problems
 from ._profiles import Placement, ProfileEntry, resolve_profiles
 from ._schema import schema
+from ._walk import type_name
 
 __all__ = [
     "API_VERSION",
@@ -91,4 +92,5 @@ __all__ = [
     "resolve_profiles",
     "schema",
     "spec_to_env",
+    "type_name",
 ]

@@ -47,7 +47,8 @@ class _AnyKeys(frozenset[str]):
 ANY_KEYS: frozenset[str] = _AnyKeys()
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """Return a short English name of a JSON value's type ("a string", "an integer", "null", …)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -91,7 +92,7 @@ class Walk:
         if value is None or value is MISSING:
             return {}
         if not isinstance(value, dict):
-            self.bad(field, "not_an_object", f"must be an object, got {_type_name(value)}")
+            self.bad(field, "not_an_object", f"must be an object, got {type_name(value)}")
             return None
         repeated = None if type(value) is dict else getattr(value, "repeated_keys", None)
         if repeated or not known.issuperset(value):
@@ -118,7 +119,7 @@ class Walk:
             return value.strip()
         if value is None:
             return ""
-        self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {_type_name(value)}")
+        self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {type_name(value)}")
         return None
 
     def required(self, container: dict[str, Any], parent: str, key: str) -> str | None:
@@ -132,7 +133,7 @@ class Walk:
         elif value is None:
             self.bad(f"{parent}.{key}", "missing_field", "is required")
         else:
-            self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {_type_name(value)}")
+            self.bad(f"{parent}.{key}", "not_a_string", f"must be a string, got {type_name(value)}")
         return None
 
     def positive_int(self, value: Any, parent: str, key: str) -> int | None:
@@ -140,7 +141,7 @@ class Walk:
         if type(value) is int and value >= 1:
             return value
         if isinstance(value, bool) or not isinstance(value, int):
-            message = f"must be a positive integer, got {_type_name(value)}"
+            message = f"must be a positive integer, got {type_name(value)}"
             self.bad(f"{parent}.{key}", "not_an_integer", message)
             return None
         if value < 1:
@@ -153,7 +154,7 @@ class Walk:
         if type(value) is int or (type(value) is float and isfinite(value)):
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.bad(f"{parent}.{key}", "not_a_number", f"must be a number, got {_type_name(value)}")
+            self.bad(f"{parent}.{key}", "not_a_number", f"must be a number, got {type_name(value)}")
             return None
         if isinstance(value, float) and not isfinite(value):
             self.bad(f"{parent}.{key}", "not_finite", "must be a finite number", _NON_FINITE_HINT)
@@ -167,7 +168,7 @@ class Walk:
         if value is None or value is MISSING:
             return []
         if not isinstance(value, list):
-            self.bad(field, "not_a_list", f"must be an array, got {_type_name(value)}")
+            self.bad(field, "not_a_list", f"must be an array, got {type_name(value)}")
             return None
         return value
 
@@ -192,7 +193,3 @@ class Walk:
             return ok
         return True
 
-
-def type_name(value: Any) -> str:
-    """Return a short English name of a JSON value's type ("a string", "null", …)."""
-    return _type_name(value)

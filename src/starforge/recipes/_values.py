@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from starforge.contract import Problem
+from starforge.contract import (
+    Problem,
+    type_name,  # re-exported: the one JSON type naming
+)
 
 from ._model import Param
 
@@ -17,27 +20,6 @@ TYPES = ("int", "float", "bool", "str", "enum")
 def as_object(value: Any) -> dict[str, Any]:
     """Return `value` when it is a JSON object (dict), else an empty one."""
     return value if isinstance(value, dict) else {}
-
-
-def type_name(value: Any) -> str:
-    """Return a reader's name for the JSON type of `value` ("an integer", "a string", …)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def describe(value: Any) -> str:
     """Return `value` as JSON-like text for messages (`true`, `"fp8"`, `1e-06`)."""
     if isinstance(value, bool):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from starforge.contract import Problem, check_digest, check_recipe_id, check_safe_segment, loads
+from starforge.contract import Problem, check_digest, check_recipe_id, check_safe_segment, loads, type_name
 
 __all__ = [
     "CONFIG_MODES",
@@ -192,7 +192,7 @@ class _Reader:
                 self.bad(where, "missing_field", "is required")
             return None
         if not isinstance(value, dict):
-            self.bad(where, "not_an_object", f"must be a JSON object, got {_type(value)}")
+            self.bad(where, "not_an_object", f"must be a JSON object, got {type_name(value)}")
             return None
         return value
 
@@ -206,7 +206,7 @@ class _Reader:
                 self.bad(where, "missing_field", "is required")
             return None
         if not isinstance(value, str):
-            self.bad(where, "not_a_string", f"must be a JSON string, got {_type(value)}")
+            self.bad(where, "not_a_string", f"must be a JSON string, got {type_name(value)}")
             return None
         return value
 
@@ -215,12 +215,12 @@ class _Reader:
         if value is None:
             return ()
         if not isinstance(value, list):
-            self.bad(where, "not_a_list", f"must be a JSON array, got {_type(value)}")
+            self.bad(where, "not_a_list", f"must be a JSON array, got {type_name(value)}")
             return None
         ok = True
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                self.bad(f"{where}.{i}", "not_a_string", f"must be a JSON string, got {_type(item)}")
+                self.bad(f"{where}.{i}", "not_a_string", f"must be a JSON string, got {type_name(item)}")
                 ok = False
         return tuple(value) if ok else None
 
@@ -293,7 +293,7 @@ def _config(r: _Reader, root: dict[str, Any]) -> ConfigPlan:
     overrides: list[Override] = []
     raw = obj.get("overrides")
     if raw is not None and not isinstance(raw, list):
-        r.bad("config.overrides", "not_a_list", f"must be a JSON array, got {_type(raw)}")
+        r.bad("config.overrides", "not_a_list", f"must be a JSON array, got {type_name(raw)}")
     for i, item in enumerate(raw if isinstance(raw, list) else []):
         override = _override(r, item, f"config.overrides.{i}")
         if override is not None:
@@ -329,7 +329,7 @@ def _override(r: _Reader, item: Any, where: str) -> Override | None:
         r.bad(
             f"{where}.value",
             "hyperparameter_type",
-            f"must be a string, number or boolean, got {_type(value)}",
+            f"must be a string, number or boolean, got {type_name(value)}",
         )
     elif isinstance(value, float) and not math.isfinite(value):
         r.bad(f"{where}.value", "not_finite", f"must be finite, got {value}")
@@ -351,7 +351,7 @@ def _env(r: _Reader, root: dict[str, Any]) -> dict[str, str]:
                 "use letters, digits and '_', not starting with a digit",
             )
         elif not isinstance(value, str):
-            r.bad(f"env.{key}", "not_a_string", f"must be a JSON string, got {_type(value)}")
+            r.bad(f"env.{key}", "not_a_string", f"must be a JSON string, got {type_name(value)}")
         elif "\x00" in value:
             r.bad(f"env.{key}", "not_a_string", "must not contain a NUL character")
         else:
@@ -381,23 +381,8 @@ def _artifacts(r: _Reader, root: dict[str, Any]) -> ArtifactGlobs:
         if isinstance(value, str):
             formats[kind] = value
         else:
-            r.bad(f"artifacts.formats.{kind}", "not_a_string", f"must be a JSON string, got {_type(value)}")
+            r.bad(f"artifacts.formats.{kind}", "not_a_string", f"must be a JSON string, got {type_name(value)}")
     return ArtifactGlobs(
         groups["checkpoints"], groups["logs"], groups["exports"], groups["evaluations"], formats
     )
 
-
-def _type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
