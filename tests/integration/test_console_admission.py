@@ -183,6 +183,11 @@ def test_plugin_digest_must_match_the_registry(user: httpx.Client) -> None:
     assert problem["field"] == "spec.plugins[0]" and problem["code"] == "plugin_digest_mismatch"
     spec["spec"]["plugins"][0]["digest"] = digest
     assert submit(user, spec).status_code in (200, 202)
+    assert user.patch(f"/api/plugins/{owner}/opsd-patch", json={"enabled": False}).json()["versions_affected"] == 1
+    disabled = submit(user, spec).json()["problems"][0]
+    assert disabled["field"] == "spec.plugins[0]" and "disabled" in disabled["message"]
+    user.patch(f"/api/plugins/{owner}/opsd-patch", json={"enabled": True})
+    assert submit(user, spec).status_code in (200, 202)
 
 
 @pytest.mark.parametrize(
