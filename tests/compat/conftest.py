@@ -19,9 +19,12 @@ import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +167,7 @@ class OfficialUser:
     """One account driving an official client: its own FORGE_HOME, HOME and git identity; `sf(...)` runs it."""
 
     user: str
+    token: str
     exe: Path
     console: ConsoleProcess
     base: Path
@@ -180,20 +184,15 @@ class OfficialUser:
         return subprocess.run([str(self.exe), *args], cwd=cwd or self.base, env={**self.env, **extra},
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
 
-    def popen(self, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
-        """Start the official `sf args…` in the background (stdout and stderr piped)."""
-        return subprocess.Popen([str(self.exe), *args], cwd=cwd or self.base, env=self.env, text=True,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def login(self) -> subprocess.CompletedProcess[str]:
-        """`sf login --token T` with a fresh API token of this user; the login must succeed."""
-        done = self.sf("login", "--token", self.console.token_for(self.user))
+    def login(self, server: str = "") -> subprocess.CompletedProcess[str]:
+        """`sf login --token T` with this user's API token (through `server` if given); the login must succeed."""
+        done = self.sf("login", "--token", self.token, FORGE_SERVER=server or self.env["FORGE_SERVER"])
         assert done.returncode == 0, output(done)
         return done
 
     def api(self) -> httpx.Client:
-        """Our REST API as this user (a token of our own, not the client's)."""
-        return self.console.client(self.console.token_for(self.user))
+        """Our REST API as this user."""
+        return self.console.client(self.token)
 
     def credentials(self) -> dict[str, Any]:
         """The client's stored login for this console (credentials.json, keyed by the server URL)."""
@@ -230,23 +229,32 @@ def client_env(base: Path, console_url: str) -> dict[str, str]:
 
 
 def make_user(console: ConsoleProcess, exe: Path, base: Path, prefix: str = "oc") -> OfficialUser:
-    """Create an account with its own client directories (not logged in yet)."""
+    """Create an operator account (admin API, with its first API token) and its client directories (logged out)."""
     base.mkdir(parents=True, exist_ok=True)
-    return OfficialUser(unique(prefix), exe, console, base, client_env(base, console.url))
+    name = unique(prefix)
+    with console.client(console.admin_token) as admin:
+        created = admin.post("/api/admin/users", json={"username": name, "role": "operator"})
+    assert created.status_code == 200, created.text
+    return OfficialUser(name, str(created.json()["token"]), exe, console, base, client_env(base, console.url))
 
 
 @pytest.fixture
-def user(official_console: ConsoleProcess, official_sf: Path, tmp_path: Path) -> OfficialUser:
-    """A fresh account logged in to `official_console` with `sf login --token` of the official 0.3.56 client."""
+def user(official_console: ConsoleProcess, official_sf: Path, tmp_path: Path) -> Iterator[OfficialUser]:
+    """A fresh account logged in to `official_console` with `sf login --token` of the official 0.3.56 client.
+
+    Whatever the test leaves running is stopped afterwards (our REST API), so no job outlives its test.
+    """
     person = make_user(official_console, official_sf, tmp_path / "client")
     person.login()
-    return person
+    yield person
+    with person.api() as api:
+        api.post("/api/jobs/cancel-all")
 
 
 HELLO_SH = """#!/usr/bin/env bash
 set -euo pipefail
 for i in 1 2 3 4 5; do
-  echo "compat-line $i of 5 recipe=${FORGE_RECIPE} nodes=${FORGE_CLUSTER_NUM_NODES}"
+  echo "compat-line $i of 5 recipe=${FORGE_RECIPE} nodes=${FORGE_CLUSTER_NUM_NODES}x${FORGE_CLUSTER_GPUS_PER_NODE} exp=${FORGE_EXP_DIR#"$FORGE_WORK_DIR"/}"
   sleep 0.4
 done
 echo "compat-done"
@@ -282,21 +290,25 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(official_console: ConsoleProcess, official_sf: Path, tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    """One lab for the module: `sf init`, then `sf new` of nemo-rl/grpo and three custom/custom experiments.
+    """One lab for the module: `sf init`, then `sf new` of nemo-rl/grpo and four custom/custom experiments.
 
-    The custom experiments get our own `train.sh` (hello: five lines and success; failing: exit 3; long: ticks for
-    minutes) and the whole lab is committed, so submissions need no `--allow-dirty`.
+    `template` keeps the official client's own scaffolding untouched; the other custom experiments get our own
+    `train.sh` (hello: five lines and success; failing: exit 3; long: ticks for minutes). The whole lab is committed,
+    so submissions need no `--allow-dirty`.
     """
     base = tmp_path_factory.mktemp("official-lab")
     maker = make_user(official_console, official_sf, base, prefix="lab")
     init = maker.sf("init", "lab", "--yes", "--name", "compat")
     assert init.returncode == 0, output(init)
     path = base / "lab"
-    new = {}
-    for name, method in (("my-grpo", "nemo-rl/grpo"), ("hello", "custom/custom"), ("failing", "custom/custom"),
-                         ("long", "custom/custom")):
-        new[name] = maker.sf("new", name, "--method", method, cwd=path)
-        assert new[name].returncode == 0, output(new[name])
+    experiments = {"my-grpo": "nemo-rl/grpo", "hello": "custom/custom", "failing": "custom/custom",
+                   "long": "custom/custom", "template": "custom/custom"}
+    with ThreadPoolExecutor(max_workers=len(experiments)) as pool:  # independent directories: run side by side
+        runs = {name: pool.submit(maker.sf, "new", name, "--method", method, cwd=path)
+                for name, method in experiments.items()}
+    new = {name: run.result() for name, run in runs.items()}
+    for done in new.values():
+        assert done.returncode == 0, output(done)
     for name, script in (("hello", HELLO_SH), ("failing", FAILING_SH), ("long", LONG_SH)):
         (path / "experiments" / name / "train.sh").write_text(script, encoding="utf-8")
     made = Lab(path, init, new)
@@ -326,3 +338,60 @@ def wait_status(api: httpx.Client, job: str, statuses: set[str], timeout: float 
             return row
         time.sleep(0.2)
     raise AssertionError(f"{job} did not reach {statuses}: {row}")
+
+
+class CuttingProxy:
+    """A loopback TCP relay in front of a console whose open connections the test can cut (`cut()`).
+
+    Cutting closes both sides cleanly, so a client sees its stream end without an `end` event while the console
+    stays up. `requests` records the first line of every request that went through.
+    """
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.requests: list[str] = []
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            with self._lock:
+                self._open += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, record: bool) -> None:
+        first = record
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                if first:
+                    with self._lock:
+                        self.requests.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
+                    first = False
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def cut(self) -> None:
+        """Close every open connection (both directions) now."""
+        with self._lock:
+            sockets, self._open = self._open, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        """Stop accepting and cut everything."""
+        self._closed = True
+        self.server.close()
+        self.cut()

@@ -166,8 +166,12 @@ def prepare_run(
     plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=inputs.init_from,
                         framework_dir=rt.settings.framework_dirs.get(recipe.framework, ""))
     (starforge_dir / "launch.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    pools = spec.spec.resources.pools
     binding = Binding(
         run_id=run_id, profile=profile, nemo_rl_dir=rt.settings.framework_dirs.get("nemo-rl", ""),
+        # the admitted shape is the authoritative topology (jobspec-contract §15 step 2; multi-pool: aggregate)
+        num_nodes=sum(p.nodes for p in pools) if pools else None,
+        gpus_per_node=max(p.gpus_per_node for p in pools) if pools else None,
         storage_root=str(rt.settings.state_dir), docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
         ingest_endpoint=f"{rt.settings.base_url}/api/ingest", ingest_token=run_token, train_run_id=parent_id,
     )
@@ -176,6 +180,7 @@ def prepare_run(
     except BindingError as exc:
         raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
     env["FORGE_WORK_DIR"] = str(work)
+    env["FORGE_EXP_DIR"] = str(work / spec.spec.source.exp)  # the official custom/custom template requires it
     argv = (*_runner_command(), "--workdir", str(work))
     return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=work, devices=dict(devices or {}))
 
