@@ -115,3 +115,18 @@ def test_corpus_is_mounted_read_only_with_docs_dir(console: ConsoleProcess, api:
                      timeout=30).text
     assert "rule 1: be kind" in text and "WRITABLE" not in text
     assert (corpus / "guide.md").read_text() == "rule 1: be kind\n"  # the registered original is untouched
+
+
+def test_an_exhausted_daily_budget_refuses_new_submissions(console: ConsoleProcess) -> None:
+    name = unique("budget")
+    api = console.client(console.token_for(name))
+    with console.client(console.admin_token) as admin:
+        assert admin.post("/api/admin/quotas", json={"username": name, "daily_gpu_hours": 0.0001}).status_code == 200
+    job = _toy(api, "spender")  # about a second on one slot: more than 0.0001 GPU hours
+    assert _wait(api, job)["status"] == "succeeded"
+    refused = submit(api, spec_for(api, "tinyrl/grpo"))
+    assert refused.status_code == 400
+    problem = refused.json()["problems"][0]
+    assert (problem["field"], problem["code"]) == ("quota", "quota_exhausted")
+    assert api.get("/api/usage/mine").json()["usage"]["gpu_hours_total"] > 0
+    api.close()

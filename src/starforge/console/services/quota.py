@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from ...contract import Problem
@@ -131,16 +131,20 @@ def _day_start(now: float) -> float:
     return now - (now % 86400)
 
 
-def usage(db: Session, user_id: int, now: float | None = None) -> Usage:
-    """Measure an account's usage from its job rows (active GPUs and jobs; GPU hours today and in total)."""
+def usage(db: Session, user_id: int, now: float | None = None, *, with_total: bool = True) -> Usage:
+    """Measure an account's usage from its job rows (active GPUs and jobs; GPU hours today and, with
+    `with_total`, in total — admission skips the total so its cost does not grow with the account's history)."""
     now = now or time.time()
     day = _day_start(now)
     active_gpus = active_jobs = 0
     today = total = 0.0
     running: list[str] = []
-    rows = db.execute(
-        select(Job.id, Job.status, Job.requested_gpus, Job.started_at, Job.finished_at).where(Job.user_id == user_id)
+    query = select(Job.id, Job.status, Job.requested_gpus, Job.started_at, Job.finished_at).where(
+        Job.user_id == user_id
     )
+    if not with_total:
+        query = query.where(or_(Job.status.in_(ACTIVE), Job.finished_at.is_(None), Job.finished_at >= day))
+    rows = db.execute(query)
     for job_id, status, gpus, started, finished in rows:
         if status in ACTIVE:
             active_gpus += gpus

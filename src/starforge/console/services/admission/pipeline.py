@@ -88,7 +88,7 @@ def admit(db: Session, settings: Settings, catalog: Any, request: AdmissionReque
         settings=settings,
         profile=request.profile,
         quota=get_quota(db, request.user, settings.quota),
-        usage=usage(db, request.user.id),
+        usage=usage(db, request.user.id, with_total=False),
         resolutions=resolve_references(db, spec, request.user),
         bundle=request.bundle,
         recipe=catalog.get(spec.spec.recipe.name),
