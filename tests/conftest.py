@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -14,6 +15,21 @@ CONFORMANCE = REPO / "tests" / "conformance" / "jobspec-cases.jsonl"
 SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance" / "jobspec-cases.jsonl"
 
 _skipped_services: dict[str, str] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point FORGE_HOME at a session directory and clear FORGE_RECIPE_PATH, so no test reads the user's state."""
+    home = tmp_path_factory.mktemp("forge-home")
+    saved = {k: os.environ.get(k) for k in ("FORGE_HOME", "FORGE_RECIPE_PATH")}
+    os.environ["FORGE_HOME"] = str(home)
+    os.environ.pop("FORGE_RECIPE_PATH", None)
+    yield home
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 def load_cases(*layers: str) -> list[dict[str, Any]]:
@@ -33,16 +49,20 @@ def _service_env() -> dict[str, str]:
     return values
 
 
+def service_unavailable(name: str, message: str, how: str) -> NoReturn:
+    """Skip loudly (listed in the end-of-run banner), or fail under CI where every service must be present."""
+    if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
+    _skipped_services[name] = how
+    pytest.skip(message)
+
+
 def require_service(name: str, variable: str, how: str) -> str:
     """Return the service address from the environment or .services/env; skip loudly, or fail under CI."""
     value = os.environ.get(variable) or _service_env().get(variable, "")
     if value:
         return value
-    message = f"{name} is not available ({variable} unset): {how}"
-    if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
-    _skipped_services[name] = how
-    pytest.skip(message)
+    service_unavailable(name, f"{name} is not available ({variable} unset): {how}", how)
 
 
 @pytest.fixture(scope="session")

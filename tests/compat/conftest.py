@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import REPO, _skipped_services
+from tests.conftest import REPO, service_unavailable
 from tests.integration.conftest import ConsoleProcess, make_console, unique
 
 OFFICIAL_VERSION = "0.3.56"
@@ -48,11 +48,7 @@ CALL_TIMEOUT = 120.0
 
 def require_official(reason: str) -> None:
     """Skip loudly because the official client is unavailable, or fail under STARFORGE_REQUIRE_SERVICES=1 (CI)."""
-    message = f"{SERVICE} is not available ({reason}): {HOW}"
-    if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
-    _skipped_services[SERVICE] = HOW
-    pytest.skip(message)
+    service_unavailable(SERVICE, f"{SERVICE} is not available ({reason}): {HOW}", HOW)
 
 
 def _python_version(python: str) -> tuple[int, int] | None:

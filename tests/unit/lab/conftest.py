@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from starforge.contract import ProfileEntry
 
@@ -17,20 +13,6 @@ REGISTRY = (
     ProfileEntry("h100", "h100", 1, 8),
 )
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Point FORGE_HOME at a session directory and clear FORGE_RECIPE_PATH, so no test reads the user's state."""
-    home = tmp_path_factory.mktemp("forge-home")
-    saved = {k: os.environ.get(k) for k in ("FORGE_HOME", "FORGE_RECIPE_PATH")}
-    os.environ["FORGE_HOME"] = str(home)
-    os.environ.pop("FORGE_RECIPE_PATH", None)
-    yield home
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def git(root: Path, *args: str) -> str:

@@ -1,36 +1,22 @@
-"""Recipes tests: a private FORGE_HOME, no overlays from the environment, and the official catalogs on demand."""
+"""Recipes tests: the official catalogs on demand and a one-recipe test catalog (FORGE_HOME is private suite-wide)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from starforge.recipes import Catalog, Recipe
+from tests.conftest import service_unavailable
 from tests.official import OfficialUnavailable, official_catalog
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Point FORGE_HOME at a session directory and clear FORGE_RECIPE_PATH, so no test reads the user's state."""
-    home = tmp_path_factory.mktemp("forge-home")
-    saved = {k: os.environ.get(k) for k in ("FORGE_HOME", "FORGE_RECIPE_PATH")}
-    os.environ["FORGE_HOME"] = str(home)
-    os.environ.pop("FORGE_RECIPE_PATH", None)
-    yield home
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+from tests.unit.recipes.trees import catalog, manifest
 
 
 def _official(version: str) -> Path:
     try:
         return official_catalog(version)
-    except OfficialUnavailable as exc:  # no network: skip loudly rather than fail for an unrelated reason
-        pytest.skip(str(exc))
+    except OfficialUnavailable as exc:  # no network: skip loudly, but never in CI
+        service_unavailable("official catalog (PyPI)", str(exc), "needs PyPI to download starforge-core")
 
 
 @pytest.fixture(scope="session")
@@ -49,3 +35,16 @@ def official_0338() -> Path:
 def official_032() -> Path:
     """The official 0.3.2 catalog tree."""
     return _official("0.3.2")
+
+
+@pytest.fixture
+def cat(tmp_path: Path) -> Catalog:
+    """A one-recipe catalog tree (`testfw/grpo`) in a temporary directory."""
+    return catalog(tmp_path / "tree", manifest())
+
+
+@pytest.fixture
+def recipe(cat: Catalog) -> Recipe:
+    found = cat.get("testfw/grpo")
+    assert found is not None
+    return found

@@ -309,10 +309,8 @@ def test_evalkit_benchmark_requires_suites_and_fills_defaults() -> None:
 
 
 def test_the_catalog_loader_reads_the_builtin_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    recipes = pytest.importorskip("starforge.recipes")
-    load_catalog = getattr(recipes, "load_catalog", None)
-    if load_catalog is None:
-        pytest.skip("starforge.recipes.load_catalog does not exist yet")
+    from starforge.recipes import load_catalog
+
     monkeypatch.setenv("FORGE_HOME", str(tmp_path))
     monkeypatch.delenv("FORGE_RECIPE_PATH", raising=False)
     catalog = load_catalog()

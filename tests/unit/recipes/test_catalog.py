@@ -101,10 +101,7 @@ def test_core_defaults(tmp_path: Path) -> None:
 
 
 def test_builtin_core_defaults() -> None:
-    try:
-        builtin = load_catalog(overlays=False)
-    except CatalogError:
-        pytest.skip("the built-in tree does not load yet")
+    builtin = load_catalog(overlays=False)
     assert (builtin.core_version, builtin.core_requirement) == (__version__, BUILTIN_CORE_REQUIREMENT)
 
 

@@ -20,19 +20,7 @@ from starforge.recipes import (
     write_lock,
 )
 
-from .trees import catalog, edit_lock, lab, manifest
-
-
-@pytest.fixture
-def cat(tmp_path: Path) -> Catalog:
-    return catalog(tmp_path / "tree", manifest())
-
-
-@pytest.fixture
-def recipe(cat: Catalog) -> Recipe:
-    found = cat.get("testfw/grpo")
-    assert found is not None
-    return found
+from .trees import edit_lock, lab
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...contract import dumps, parse_or_raise
+from ...contract import parse_or_raise
 from ..store.models import Artifact, Job
 from .jobs import new_run_id, set_status
 
@@ -36,7 +36,7 @@ def create_followups(db: Session, job: Job, catalog: Any) -> list[str]:
     pools = spec["spec"]["resources"]["pools"]
     series = pools[0].get("series") or job.profile
     checkpoint = latest_checkpoint(db, job.id)
-    created = []
+    created: list[str] = []
     for action in actions:
         if action not in recipe.lifecycle:
             continue
@@ -59,5 +59,5 @@ def create_followups(db: Session, job: Job, catalog: Any) -> list[str]:
         )
         db.add(row)
         set_status(db, row, "queued", reason=f"{action} step of {job.id}", waiting_for="capacity")
-        created.append((run_id, dumps(child_spec)))
-    return [run_id for run_id, _ in created]
+        created.append(run_id)
+    return created
