@@ -17,9 +17,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
-## test: the whole suite; suites whose services are missing are skipped loudly (CI requires them all)
+## test: the whole suite on 4 workers (most tests wait on real processes); suites whose services are missing are
+## skipped loudly (CI requires them all)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 4 --dist loadscope
 
 ## bench: print benchmark figures against their targets (never part of the tests)
 bench: $(STAMP)

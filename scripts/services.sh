@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Provision the services that the database suites need, on loopback only:
-#   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, trust auth, user `starforge`.
+# Provision what the suites need, on loopback only:
+#   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, user `starforge` with a password
+#   (jobs share the machine's network, so no database ever trusts loopback);
+#   bubblewrap (Debian's package), the job sandbox of the local executor.
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,21 +28,34 @@ install_postgres() {
 
 running() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PGPORT" 2>/dev/null; }
 
+install_bubblewrap() {
+  if command -v bwrap >/dev/null 2>&1; then return; fi
+  echo "services: installing bubblewrap from Debian's packages"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+}
+
 up() {
   mkdir -p "$STATE"
+  install_bubblewrap
   install_postgres
   local bin; bin="$(pg_bin)"
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
+  local password_file="$PGDATA.password"
   if ! running; then
     rm -rf "$PGDATA"; mkdir -p "$PGDATA"
     if [ "$(id -u)" = 0 ]; then chown postgres "$PGDATA"; fi
-    as_pg "$bin/initdb" -D "$PGDATA" -U starforge --auth=trust -E UTF8 >/dev/null
+    ( umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$password_file" )
+    if [ "$(id -u)" = 0 ]; then chown postgres "$password_file"; fi
+    as_pg "$bin/initdb" -D "$PGDATA" -U starforge --auth-host=scram-sha-256 --auth-local=peer \
+      --pwfile="$password_file" -E UTF8 >/dev/null
     as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 \
       -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDATA -c max_connections=400 -c fsync=off -c synchronous_commit=off" \
       start >/dev/null
   fi
   running || { echo "services: PostgreSQL did not start; see $PGDATA/server.log" >&2; exit 1; }
-  echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
+  local password; password="$(cat "$password_file" 2>/dev/null || true)"
+  echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge:$password@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
   echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
 }
 
@@ -53,6 +68,7 @@ down() {
 
 status() {
   if [ -n "$(pg_bin)" ] && running; then echo "postgresql: up on 127.0.0.1:$PGPORT"; else echo "postgresql: down"; fi
+  if command -v bwrap >/dev/null 2>&1; then echo "bubblewrap: $(command -v bwrap)"; else echo "bubblewrap: missing"; fi
 }
 
 case "${1:-up}" in

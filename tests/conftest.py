@@ -15,6 +15,7 @@ CONFORMANCE = REPO / "tests" / "conformance" / "jobspec-cases.jsonl"
 SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance" / "jobspec-cases.jsonl"
 
 _skipped_services: dict[str, str] = {}
+_SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a skip message (read back by the banner)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -54,7 +55,7 @@ def service_unavailable(name: str, message: str, how: str) -> NoReturn:
     if os.environ.get("STARFORGE_REQUIRE_SERVICES") == "1":
         pytest.fail(f"STARFORGE_REQUIRE_SERVICES=1 but {message}")
     _skipped_services[name] = how
-    pytest.skip(message)
+    pytest.skip(f"{_SERVICE_MARK}{name}{_SERVICE_MARK}{how}{_SERVICE_MARK} {message}")
 
 
 def require_service(name: str, variable: str, how: str) -> str:
@@ -65,6 +66,17 @@ def require_service(name: str, variable: str, how: str) -> str:
     service_unavailable(name, f"{name} is not available ({variable} unset): {how}", how)
 
 
+def require_bubblewrap() -> str:
+    """Return bubblewrap's path; skip loudly without it (the job sandbox's suites), or fail under CI."""
+    import shutil
+
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    service_unavailable("bubblewrap", "bubblewrap (bwrap) is not installed: the job sandbox cannot be tested",
+                        "run `scripts/services.sh up` (installs Debian's bubblewrap)")
+
+
 @pytest.fixture(scope="session")
 def postgres_admin_url() -> str:
     """The URL of a PostgreSQL server's maintenance database (provisioned by scripts/services.sh)."""
@@ -72,6 +84,12 @@ def postgres_admin_url() -> str:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    # test workers (pytest-xdist) skip in their own processes: read the missing services back from the skip reports
+    for report in terminalreporter.stats.get("skipped", []):
+        text = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        parts = text.split(_SERVICE_MARK)
+        if len(parts) >= 4:
+            _skipped_services.setdefault(parts[1], parts[2])
     if _skipped_services:
         terminalreporter.write_sep("!", "SUITES SKIPPED FOR MISSING SERVICES", red=True, bold=True)
         for name, how in _skipped_services.items():

@@ -6,6 +6,7 @@ and unpacks only `starforge/recipes/catalog/**`; later calls reuse it.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -44,6 +45,15 @@ def official_catalog(version: str = "0.3.56") -> Path:
     catalog = base / "starforge" / "recipes" / "catalog"
     if (base / ".unpacked").is_file() and catalog.is_dir():
         return catalog
+    base.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{version}.lock").open("w") as lock:  # parallel test workers unpack it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (base / ".unpacked").is_file() and catalog.is_dir():
+            return catalog
+        return _unpack(version, base, catalog)
+
+
+def _unpack(version: str, base: Path, catalog: Path) -> Path:
     wheel = _download(version, base)
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=base))
     try:

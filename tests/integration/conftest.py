@@ -45,13 +45,21 @@ class ConsoleProcess:
     """A `sf console up` process: `.url`, `.admin_token`, `.state_dir`, `.token_for(user, role)`, stop/start."""
 
     def __init__(self, state_dir: Path, *, database_url: str = "", config: dict[str, Any] | None = None,
-                 extra_args: tuple[str, ...] = ()) -> None:
+                 extra_args: tuple[str, ...] = (), prefix: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None) -> None:
         self.state_dir = state_dir
+        self.prefix = prefix  # e.g. a wrapper that runs the console as another user
+        self.env = env or {}
         self.database_url = database_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.config_file = state_dir.parent / f"{state_dir.name}-config.yaml"
-        self.config_file.write_text(yaml.safe_dump(config or {}), encoding="utf-8")
+        config = dict(config or {})
+        if shutil.which("bwrap") is None and "executors" not in config:
+            # without bubblewrap the console refuses to start sandboxed; the sandbox suites skip loudly (CI fails)
+            config["executors"] = {"local": {"sandbox": "off"}}
+        self.sandboxed = config.get("executors", {}).get("local", {}).get("sandbox", "on") not in ("off", False)
+        self.config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
         self.extra_args = extra_args
         self.admin_token = ""
         self.proc: subprocess.Popen[str] | None = None
@@ -65,10 +73,11 @@ class ConsoleProcess:
 
     def start(self) -> None:
         """Start the process and wait until `/api/version` answers (the admin token is read on first start)."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         log = self.log_file.open("a")
         self.proc = subprocess.Popen(
-            [SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(), *self.extra_args],
+            [*self.prefix, SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(),
+             *self.extra_args],
             stdout=subprocess.PIPE, stderr=log, text=True, env=env,
         )
         deadline = time.time() + 60
@@ -107,14 +116,15 @@ class ConsoleProcess:
     def token_for(self, user: str, role: str = "operator") -> str:
         """Return a new API token for `user` (created with `role` if missing) via `sf console token create`."""
         result = subprocess.run(
-            [SF, "console", "token", "create", "--user", user, "--role", role, *self._db_args()],
-            capture_output=True, text=True, check=True,
+            [*self.prefix, SF, "console", "token", "create", "--user", user, "--role", role, *self._db_args()],
+            capture_output=True, text=True, check=True, env={**os.environ, **self.env},
         )
         return result.stdout.strip()
 
     def sf(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         """Run an operator command (`sf console …`) against this console's state."""
-        return subprocess.run([SF, "console", *args, *self._db_args()], capture_output=True, text=True, check=check)
+        return subprocess.run([*self.prefix, SF, "console", *args, *self._db_args()], capture_output=True, text=True,
+                              check=check, env={**os.environ, **self.env})
 
     def client(self, token: str) -> httpx.Client:
         """Return an HTTP client for the API with a bearer token."""

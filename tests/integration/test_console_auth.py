@@ -152,7 +152,9 @@ def test_disabled_account_is_refused(console: ConsoleProcess) -> None:
     with console.client(console.admin_token) as admin:
         admin.patch(f"/api/admin/users/{name}/disabled", params={"disabled": "false"})
     with console.client(token) as api:
-        assert api.get("/api/whoami").status_code == 200
+        assert api.get("/api/whoami").status_code == 401  # disabling revoked the token for good
+    with console.client(console.token_for(name)) as api:
+        assert api.get("/api/whoami").status_code == 200  # a re-enabled account gets new tokens
 
 
 def test_tokens_are_stored_hashed(console: ConsoleProcess) -> None:

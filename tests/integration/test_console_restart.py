@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -45,6 +46,18 @@ def _pid_file(console: ConsoleProcess, user: str, name: str, job: str) -> Path:
     return console.state_dir / "runs" / user / name / job / "work" / "pid"
 
 
+def _kill_job(console: ConsoleProcess, user: str, name: str, job: str) -> None:
+    """Kill every process of a job, as a crash of the machine's OOM killer would, leaving no exit record."""
+    run_dir = console.state_dir / "runs" / user / name / job
+    if console.sandboxed:  # the sandbox's process group holds its PID namespace's init: killing it ends them all
+        os.killpg(json.loads((run_dir / "executor.json").read_text())["pid"], signal.SIGKILL)
+        return
+    script_pid = int((run_dir / "work" / "pid").read_text())
+    launcher_pid = int(Path(f"/proc/{script_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    os.killpg(script_pid, signal.SIGKILL)
+    os.kill(launcher_pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 4}, "stop_grace_seconds": 2,
@@ -63,10 +76,7 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
             while not pid_file.exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
         console.stop(kill=True)  # SIGKILL: no cleanup, no goodbye
-        script_pid = int(_pid_file(console, user, "victim", victim).read_text())
-        launcher_pid = int(Path(f"/proc/{script_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        os.killpg(script_pid, signal.SIGKILL)
-        os.kill(launcher_pid, signal.SIGKILL)
+        _kill_job(console, user, "victim", victim)
         time.sleep(5)  # the short job ends while the console is down
         console.start()
         api.close()

@@ -67,7 +67,11 @@ def test_init_from_chains_a_second_run(console: ConsoleProcess, api: httpx.Clien
     user = api.get("/api/whoami").json()["username"]
     plan = json.loads((console.state_dir / "runs" / user / "chained" / second / "work/.starforge/launch.json").read_text())
     checkpoint = plan["env"]["FORGE_INIT_FROM"]
-    assert checkpoint.endswith("checkpoints/step_40")  # the latest checkpoint of the first run
+    if console.sandboxed:
+        assert checkpoint == "/forge/inputs/init_from"  # the checkpoint is mounted read-only in the job's sandbox
+        assert str(console.state_dir) not in json.dumps(plan)  # nothing in the plan names the console's state
+    else:
+        assert checkpoint.endswith("checkpoints/step_40")  # the latest checkpoint of the first run
     assert {"path": "policy.init_from", "value": checkpoint} in plan["config"]["overrides"]  # the recipe's key
     rewards = [p[1] for p in api.get(f"/api/jobs/{second}/metrics").json()["series"]["train/reward"]]
     assert rewards[0] > 0.5, rewards[:5]  # started from the first run's weights

@@ -18,7 +18,7 @@ SF = str(Path(sys.executable).with_name("sf"))
 POLICY_CODES = {
     "image_not_allowed", "artifact_unknown", "corpus_unknown", "reference_unknown", "plugin_unknown",
     "plugin_digest_mismatch", "profile_unknown", "profile_not_allowed", "series_unknown", "quota_exceeded",
-    "quota_exhausted", "bundle_unsafe", "bundle_too_large",
+    "quota_exhausted", "bundle_unsafe", "bundle_too_large", "unsafe_path_component",
 }
 
 

@@ -57,8 +57,8 @@ def _run(out: Output, action: Any) -> Any:
 
 @app.command("up")
 def up(
-    host: Annotated[str, typer.Option(help="address to listen on (loopback by default)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
+    host: Annotated[str | None, typer.Option(help="address to listen on (default: the config's host, else 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="port to listen on (default: the config's port, else 8080)")] = None,
     state_dir: StateDir = None,
     database_url: DatabaseUrl = None,
     catalog: Annotated[Path | None, typer.Option("--catalog", help="serve this recipe tree instead of the builtin")] = None,
@@ -66,8 +66,11 @@ def up(
     catalog_core_version: Annotated[str | None, typer.Option(help="core version the --catalog tree was built for")] = None,
     catalog_core_requirement: Annotated[str | None, typer.Option(help="client versions the --catalog serves")] = None,
     config: ConfigFile = None,
+    allow_registry: Annotated[list[str] | None, typer.Option(
+        "--allow-registry", help="allow images from this registry host (repeat; adds to image_allowlist)")] = None,
 ) -> None:
     """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
+    from starforge.console.executors.sandbox import SandboxUnavailable
     from starforge.console.settings import CatalogSettings
     from starforge.recipes import CatalogError
 
@@ -77,12 +80,21 @@ def up(
                                            catalog_core_requirement)
     settings = _settings(state_dir or Path(".starforge-console"), database_url, config, host=host, port=port,
                          catalog=catalog_settings)
-    from starforge.console.server import serve
+    if allow_registry:
+        from dataclasses import replace
+
+        hosts = tuple(dict.fromkeys([*(settings.image_allowlist or ()), *(h.strip() for h in allow_registry)]))
+        settings = replace(settings, image_allowlist=hosts)
+    from starforge.console.server import PortUnavailable, serve
 
     try:
         serve(settings)
     except CatalogError as exc:
         Output().abort(f"the recipe catalog is invalid, the console will not start: {exc}")
+    except SandboxUnavailable as exc:
+        Output().abort(f"jobs cannot be sandboxed here, the console will not start: {exc}", hint=exc.fix)
+    except PortUnavailable as exc:
+        Output().abort(str(exc), hint="choose another --port (or `port:` in the config file), or stop what uses it")
 
 
 @token_app.command("create")
@@ -158,6 +170,7 @@ def quota_set(
     jobs: Annotated[int | None, typer.Option("--jobs", help="max concurrent jobs (0 = unlimited)")] = None,
     daily_gpu_hours: Annotated[float | None, typer.Option(help="GPU hours per UTC day (0 = unlimited)")] = None,
     priority: Annotated[int | None, typer.Option(help="queue priority (higher first)")] = None,
+    max_job_hours: Annotated[float | None, typer.Option(help="wall-time limit of each job in hours (0 = none)")] = None,
     profile: Annotated[list[str] | None, typer.Option("--profile", help="allowed profile (repeat; none = all)")] = None,
     state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None, as_json: AsJson = False,
 ) -> None:
@@ -168,7 +181,8 @@ def quota_set(
     settings, db = _db(state_dir, database_url, config)
     values: dict[str, Any] = {}
     for key, value in (("max_concurrent_gpus", gpus), ("max_concurrent_jobs", jobs),
-                       ("daily_gpu_hours", daily_gpu_hours), ("priority", priority)):
+                       ("daily_gpu_hours", daily_gpu_hours), ("priority", priority),
+                       ("max_job_hours", max_job_hours)):
         if value is not None:
             values[key] = value
     if profile is not None:

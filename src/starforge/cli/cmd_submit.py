@@ -271,8 +271,11 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     spec_file = write_spec_file(lab, text)
     packed = pack_submission(lab, built.exp, text)
     if packed.problems or packed.data is None:
-        _refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, spec_file=str(spec_file))
+        _refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings,
+                spec_file=str(spec_file))
     assert packed.data is not None and packed.info is not None
+    if not out.as_json:
+        _warn_all(out, packed.warnings)
     try:
         result = _submit_with_retry(console, built, packed.data)
     except Rejected as exc:
@@ -283,7 +286,8 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
               "status": result.raw.get("status", ""), "message": result.message,
               "requested_gpus": result.requested_gpus, "profile": built.profile, "exp": built.exp,
               "spec_file": str(spec_file),
-              "bundle": {"files": packed.info.files, "bytes": packed.info.bytes, "sha256": packed.info.sha256},
+              "bundle": {"files": packed.info.files, "bytes": packed.info.bytes, "sha256": packed.info.sha256,
+                         "allowed_secrets": packed.allowed_secrets},
               "warnings": list(result.warnings)}, lambda _: job_id)
     for warning in result.warnings:
         out.warn(warning)
@@ -339,7 +343,7 @@ def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir:
     return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
             "requested_gpus": verdict.requested_gpus or (built.job.total_gpus if built.job else 0),
             "spec": built.spec, "spec_file": str(spec_file), "files": packed.files, "problems": problems,
-            "warnings": list(built.warnings) + list(verdict.warnings)}
+            "warnings": list(built.warnings) + list(packed.warnings) + list(verdict.warnings)}
 
 
 def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, catalog: Catalog) -> dict[str, Any]:
@@ -359,7 +363,7 @@ def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, c
     packed = pack_submission(lab, built.exp, None)
     note = ("profiles checked against the registry last seen on this console" if cached else
             "the console's profile registry is unknown: profile names and shapes were not checked")
-    warnings = [*built.warnings, Problem("profile", "offline", note)]
+    warnings = [*built.warnings, *packed.warnings, Problem("profile", "offline", note)]
     return {"ok": not packed.problems, "offline": True, "profile": built.profile,
             "requested_gpus": built.job.total_gpus, "spec": built.spec, "spec_file": str(spec_file),
             "files": packed.files, "problems": list(packed.problems), "warnings": warnings}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -16,7 +17,7 @@ from .runtime import Runtime, load_served_catalog
 from .settings import Settings
 from .store import Database
 
-__all__ = ["bootstrap_admin", "build_runtime", "create_app"]
+__all__ = ["bootstrap_admin", "build_runtime", "create_app", "prepare_isolation"]
 
 log = logging.getLogger("starforge.console")
 
@@ -28,6 +29,20 @@ def build_runtime(settings: Settings) -> Runtime:
     db = Database(settings.db_url)
     db.migrate()
     return Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
+
+
+def prepare_isolation(rt: Runtime) -> Any:
+    """Check and return how the local executor isolates jobs; raise SandboxUnavailable with the fix."""
+    from .executors.isolation import Isolation
+    from .executors.local import detect_gpus
+
+    gpus = detect_gpus()
+    slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **rt.settings.capacity}.values())
+    masked = (rt.settings.config_file,) if rt.settings.config_file else ()
+    isolation = Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked)
+    if not isolation.sandboxed:
+        log.warning("%s", isolation.warning())
+    return isolation
 
 
 def bootstrap_admin(rt: Runtime) -> str | None:

@@ -9,10 +9,13 @@ __all__ = ["start_background"]
 
 def start_background(rt: Runtime) -> None:
     """Create the executor, publish its capacity, reconcile jobs left by a previous process and start the loop."""
+    from .app import prepare_isolation
     from .executors import LocalExecutor
     from .scheduler import BackgroundLoop, Scheduler
 
-    executor = LocalExecutor(rt.settings.capacity)
+    if rt.isolation is None:
+        rt.isolation = prepare_isolation(rt)
+    executor = LocalExecutor(rt.settings.capacity, isolation=rt.isolation, stop_grace=rt.settings.stop_grace_seconds)
     rt.capacity = executor.capacity()
     loop = BackgroundLoop(rt, Scheduler(rt, executor), rt.settings.scheduler_interval)
     rt.background.append(loop)

@@ -3,8 +3,10 @@
 `compile_plan` turns the admitted spec and its recipe into `.starforge/launch.json` (entrypoint, argv, config
 overrides by declared path, plan environment, artifact globs). `prepare_run` lays out
 `runs/<user>/<exp>/<run_id>/{work,out,logs}`, unpacks the bundle into `work/` as hostile input, writes the spec and
-the plan under `work/.starforge/`, materialises read-only data and plugins, and builds the job's environment with
-`starforge.contract.spec_to_env` — the single spec-to-environment mapping.
+the plan under `work/.starforge/`, copies plugins in, names the read-only inputs the executor mounts (corpus,
+init_from checkpoint, framework checkout), and builds the job's environment with `starforge.contract.spec_to_env`
+— the single spec-to-environment mapping. Every path the job is told about is a path of the executor's job view
+(`JobPaths`): inside the sandbox, none of them names the console's state folder.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from typing import Any
 from ..bundle import BundleLimits, UnsafeBundle, extract_bundle
 from ..contract import Binding, BindingError, JobSpec, dumps, spec_to_env
 from ..recipes import Recipe, param_overrides
-from .executors import LaunchRequest
+from .executors import JobPaths, LaunchRequest, Limits, Mount
 from .runtime import Runtime
 from .services.bundles import bundle_path
 
@@ -29,6 +31,7 @@ __all__ = ["LaunchFailure", "compile_plan", "prepare_run", "run_dir_of"]
 
 PLAN_VERSION = "forge/launch/v1"
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
+INIT_FROM_INPUT = "init_from"
 
 
 class LaunchFailure(RuntimeError):
@@ -109,36 +112,46 @@ def compile_plan(
     }
 
 
-def _read_only_copy(source: Path, target: Path) -> None:
-    shutil.copytree(source, target, symlinks=False, dirs_exist_ok=False)
-    for root, dirs, files in os.walk(target):
-        for name in files:
-            path = Path(root, name)
-            path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o222)
-        for name in dirs:
-            Path(root, name).chmod(0o555)
-    target.chmod(0o555)
+def _producing_out(state_dir: Path, path: Path) -> Path | None:
+    """Return `<state>/runs/<user>/<exp>/<run>/out` when `path` (links resolved) lies inside it, else None."""
+    runs = state_dir.resolve() / "runs"
+    real = path.resolve()
+    try:
+        parts = real.relative_to(runs).parts
+    except ValueError:
+        return None
+    if len(parts) < 4 or parts[3] != "out":
+        return None
+    return runs.joinpath(*parts[:4])
 
 
 def _runner_command() -> tuple[str, ...]:
     script = Path(sys.executable).with_name("forge-launch")
     if script.is_file():
         return (str(script),)
-    return (sys.executable, "-c", "import sys; from starforge.runner.launch import main; sys.exit(main())")
+    # `del sys.path[0]` first: the working directory is the job's bundle, which must not shadow the runner
+    return (sys.executable, "-c", "import sys; del sys.path[0]; from starforge.runner.launch import main; "
+            "sys.exit(main())")
 
 
-def _base_env() -> dict[str, str]:
+def _base_env(paths: JobPaths) -> dict[str, str]:
     env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+    if paths.home:
+        env["HOME"] = paths.home
+    if paths.tmp:
+        env["TMPDIR"] = paths.tmp
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
 def prepare_run(
     rt: Runtime, *, spec: JobSpec, recipe: Recipe, run_id: str, username: str, profile: str, package_sha: str,
-    inputs: Inputs, run_token: str, action: str = "", parent_id: str = "", devices: dict[str, int] | None = None,
+    inputs: Inputs, run_token: str, job_paths: Callable[[Path], JobPaths], action: str = "", parent_id: str = "",
+    devices: dict[str, int] | None = None, limits: Limits | None = None,
 ) -> LaunchRequest:
     """Lay out the run directory, write the spec and plan, and return what the executor must start."""
     run_dir = run_dir_of(rt.settings.state_dir, username, spec.spec.source.exp, run_id)
+    paths = job_paths(run_dir)
     work, out, logs = run_dir / "work", run_dir / "out", run_dir / "logs"
     if work.exists():
         shutil.rmtree(work)  # a relaunch after a failed start begins from the admitted bundle again
@@ -150,21 +163,33 @@ def prepare_run(
                            BundleLimits(max_bytes=rt.settings.max_bundle_bytes, max_files=rt.settings.max_bundle_files))
         except (OSError, UnsafeBundle) as exc:
             raise LaunchFailure(f"the job bundle cannot be unpacked: {exc}") from exc
+    mounts: list[Mount] = []
     docs_dir = ""
     if inputs.corpus:
-        mount = run_dir / "mounts" / "corpus"
-        if not mount.exists():
-            _read_only_copy(Path(inputs.corpus), mount)
-        docs_dir = str(mount)
+        corpus = paths.place("corpus", Path(inputs.corpus))
+        mounts.append(corpus)
+        docs_dir = corpus.target
+    init_from = ""
+    if inputs.init_from:
+        producing_out = _producing_out(rt.settings.state_dir, Path(inputs.init_from))
+        if producing_out is None:
+            raise LaunchFailure(f"the init_from checkpoint {inputs.init_from} is not inside a run's output folder")
+        checkpoint = paths.place(INIT_FROM_INPUT, Path(inputs.init_from), within=producing_out)
+        mounts.append(checkpoint)
+        init_from = checkpoint.target
     for leaf, plugin_dir in inputs.plugins:
         target = work / "forge_plugins" / leaf
         if not target.exists():
-            shutil.copytree(plugin_dir, target)
+            shutil.copytree(plugin_dir, target, symlinks=True)
+    framework_dir = rt.settings.framework_dirs.get(recipe.framework, "")
+    for checkout in {framework_dir, rt.settings.framework_dirs.get("nemo-rl", "")} - {""}:
+        if Path(checkout).is_dir():
+            mounts.append(Mount(Path(checkout), checkout))  # a framework checkout is seen where it is, read-only
     starforge_dir = work / ".starforge"
     starforge_dir.mkdir(exist_ok=True)
     (starforge_dir / "jobspec.json").write_text(dumps(spec), encoding="utf-8")
-    plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=inputs.init_from,
-                        framework_dir=rt.settings.framework_dirs.get(recipe.framework, ""))
+    plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=init_from,
+                        framework_dir=framework_dir)
     (starforge_dir / "launch.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     pools = spec.spec.resources.pools
     binding = Binding(
@@ -172,15 +197,15 @@ def prepare_run(
         # the admitted shape is the authoritative topology (jobspec-contract §15 step 2; multi-pool: aggregate)
         num_nodes=sum(p.nodes for p in pools) if pools else None,
         gpus_per_node=max(p.gpus_per_node for p in pools) if pools else None,
-        storage_root=str(rt.settings.state_dir), docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
+        storage_root=paths.storage_root, docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
         ingest_endpoint=f"{rt.settings.base_url}/api/ingest", ingest_token=run_token, train_run_id=parent_id,
     )
     try:
-        env = {**_base_env(), **spec_to_env(spec, binding)}
+        env = {**_base_env(paths), **spec_to_env(spec, binding)}
     except BindingError as exc:
         raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
-    env["FORGE_WORK_DIR"] = str(work)
-    env["FORGE_EXP_DIR"] = str(work / spec.spec.source.exp)  # the official custom/custom template requires it
-    argv = (*_runner_command(), "--workdir", str(work))
-    return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=work, devices=dict(devices or {}))
-
+    env["FORGE_WORK_DIR"] = paths.work
+    env["FORGE_EXP_DIR"] = f"{paths.work}/{spec.spec.source.exp.rstrip('/')}"  # the custom/custom template needs it
+    argv = (*_runner_command(), "--workdir", paths.work)
+    return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=paths.work,
+                         devices=dict(devices or {}), mounts=tuple(mounts), limits=limits or Limits())

@@ -38,6 +38,7 @@ class Runtime:
     wakeup: threading.Event = field(default_factory=threading.Event)
     background: list[Any] = field(default_factory=list)
     capacity: dict[str, int] = field(default_factory=dict)
+    isolation: Any = None  # executors.isolation.Isolation, prepared (and checked) when the console starts
 
     def __post_init__(self) -> None:
         if not self.capacity:
@@ -59,6 +60,13 @@ class Runtime:
         """Return the stored admitted JobSpec text, if any."""
         path = self.jobs_dir(run_id) / "jobspec.json"
         return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def job_paths(self, run_dir: Path) -> Any:
+        """Return where the folders of the run at `run_dir` appear to its job (`executors.JobPaths`)."""
+        from .executors import Isolation
+
+        isolation = self.isolation or Isolation.none(self.settings.state_dir)
+        return isolation.job_paths(run_dir)
 
     def wake(self) -> None:
         """Ask the background loops to run a cycle now (a job was admitted, stopped or ended)."""

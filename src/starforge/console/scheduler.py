@@ -17,18 +17,19 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import or_, select
 
 from ..contract import parse_or_raise
-from .executors import ExecState, Executor, ExecutorError, LaunchRequest
+from .executors import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
 from .launch import Inputs, LaunchFailure, prepare_run
 from .runtime import Runtime
 from .services import accounts
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
 from .services.jobs import WAITING, set_status
-from .services.quota import quotas_for
+from .services.quota import get_quota, quotas_for
 from .store.models import Job, Token
 
 __all__ = ["BackgroundLoop", "Scheduler"]
@@ -120,12 +121,17 @@ class Scheduler:
             try:
                 request = self._prepare(claim)
                 ref = self.executor.submit(request)
-            except LaunchFailure as exc:
+            except (LaunchFailure, JobRefused) as exc:
                 self._finish_claim(claim, status="failed", reason=str(exc))
                 continue
             except ExecutorError as exc:
                 self._finish_claim(claim, status="queued", reason=f"executor unavailable: {exc}; requeued",
                                    waiting_for="capacity")
+                continue
+            except Exception as exc:  # never leave a claimed job `submitted` forever: it fails with the cause
+                log.exception("job %s could not be launched", claim.job_id)
+                self._finish_claim(claim, status="failed",
+                                   reason=f"the job could not be launched: {type(exc).__name__}: {exc}")
                 continue
             with self.rt.db.write() as db:
                 job = db.get(Job, claim.job_id)
@@ -146,6 +152,8 @@ class Scheduler:
                 return
             job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
             set_status(db, job, status, reason=reason, waiting_for=waiting_for)
+            if status == "failed":
+                _revoke_run_tokens(db, job.id)
         log.warning("job %s: %s", claim.job_id, reason)
 
     def _prepare(self, claim: _Claim) -> LaunchRequest:
@@ -156,6 +164,7 @@ class Scheduler:
             resolved = json.loads(job.resolved_json or "{}")
             user = accounts.UserView(job.user_id, job.username, "", "", False)
             token = accounts.issue_run_token(db, user, job.id)
+            quota_hours = get_quota(db, user, self.rt.settings.quota).max_job_hours
             snapshot = (job.id, job.username, job.profile, job.package_sha, job.action, job.parent_id,
                         json.loads(job.series_gpus or "{}"))
         run_id, username, profile, package_sha, action, parent_id, series_gpus = snapshot
@@ -167,9 +176,12 @@ class Scheduler:
         plugins = tuple((p.leaf, path) for p, path in zip(spec.spec.plugins, resolved.get("plugins", []), strict=False)
                         if path)
         inputs = Inputs(init_from=resolved.get("init_from", ""), corpus=corpus, plugins=plugins)
+        hours = [h for h in (self.rt.settings.profile_max_hours.get(profile, 0.0), quota_hours) if h > 0]
+        limits = Limits(wall_seconds=min(hours) * 3600 if hours else None)  # the profile's or the quota's, shorter
         return prepare_run(self.rt, spec=spec, recipe=recipe, run_id=run_id, username=username, profile=profile,
                            package_sha=package_sha, inputs=inputs, run_token=token, action=action,
-                           parent_id=parent_id, devices=series_gpus)
+                           parent_id=parent_id, devices=series_gpus, job_paths=self.executor.job_paths,
+                           limits=limits)
 
     # phase 3 -------------------------------------------------------------------------------------------------
     def watch(self) -> int:
@@ -177,7 +189,7 @@ class Scheduler:
         with self.rt.db.write() as db:
             for job in db.scalars(select(Job).where(Job.status == "submitted", Job.stop_requested.is_(True),
                                                     Job.executor_ref == "")):
-                set_status(db, job, "stopped", reason="stopped on request before it started")
+                set_status(db, job, "stopped", reason=f"{job.stop_reason or 'stopped on request'} before it started")
         with self.rt.db.read() as db:
             running = [(j.id, j.executor_ref, j.stop_requested) for j in
                        db.scalars(select(Job).where(Job.status == "running", Job.executor_ref != ""))]
@@ -199,8 +211,10 @@ class Scheduler:
             if job is None or job.status != "running":
                 return
             job.exit_code = state.exit_code
-            if job.stop_requested:
-                status, reason = "stopped", "stopped on request"
+            if state.reason:
+                status, reason = "failed", state.reason
+            elif job.stop_requested:
+                status, reason = "stopped", job.stop_reason or "stopped on request"
             elif state.state == "lost":
                 status, reason = "failed", state.detail or "the job's process vanished"
             elif state.exit_code == 0:
@@ -210,9 +224,7 @@ class Scheduler:
             else:
                 status, reason = "failed", f"exit code {state.exit_code}"
             set_status(db, job, status, reason=reason)
-            for token in db.scalars(select(Token).where(Token.kind == "run", Token.run_id == job.id,
-                                                        Token.revoked_at.is_(None))):
-                token.revoked_at = time.time()
+            _revoke_run_tokens(db, job.id)
             if status == "succeeded" and not job.action:
                 create_followups(db, job, self.rt.catalog)
         self._signalled.discard(job_id)
@@ -237,6 +249,12 @@ class Scheduler:
             elapsed = (time.perf_counter() - start) * 1000
             if count:
                 log.info("%s: %d job(s) in %.1f ms", phase.__name__, count, elapsed)
+
+
+def _revoke_run_tokens(db: Any, job_id: str) -> None:
+    for token in db.scalars(select(Token).where(Token.kind == "run", Token.run_id == job_id,
+                                                Token.revoked_at.is_(None))):
+        token.revoked_at = time.time()
 
 
 class BackgroundLoop:

@@ -1,15 +1,44 @@
-"""Run the console with uvicorn on loopback by default, with header limits large enough for X-Forge-Meta."""
+"""Run the console with uvicorn on loopback by default, with header limits large enough for X-Forge-Meta.
+
+Start order matters: the database and catalog are checked, then the job sandbox (the console refuses to start
+when jobs cannot be isolated), then the port is bound, and only then is the one-time admin token created and
+printed — a console that cannot serve never swallows the token.
+"""
 
 from __future__ import annotations
 
+import socket
 import sys
 
-from .app import bootstrap_admin, build_runtime, create_app
+from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
 from .settings import Settings
 
-__all__ = ["serve"]
+__all__ = ["PortUnavailable", "bind", "serve"]
 
 MAX_HEADER_BYTES = 1024 * 1024  # X-Forge-Meta is 1–3 KB usually; the protocol asks for at least 64 KB
+
+
+class PortUnavailable(OSError):
+    """Raised when the console cannot listen on its address (in use, not permitted, unknown host)."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Return a listening socket on `host:port`, or raise PortUnavailable saying why."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise PortUnavailable(f"cannot listen on {host}:{port}: {exc}") from exc
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise PortUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(False)
+    return sock
 
 
 def serve(settings: Settings) -> None:
@@ -17,16 +46,22 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     rt = build_runtime(settings)
+    rt.isolation = prepare_isolation(rt)
+    if not rt.isolation.sandboxed:
+        bar = "!" * 100
+        print(f"{bar}\n{rt.isolation.warning()}\n{bar}", file=sys.stderr, flush=True)
+    sock = bind(settings.host, settings.port)
     token = bootstrap_admin(rt)
     if token:
         print(f"admin token (shown once): {token}", flush=True)
         print(f"  log in with: sf login --server {settings.base_url} --token {token}", file=sys.stderr, flush=True)
-    if settings.image_allowlist is None:
-        print("warning: no image_allowlist is configured, so any --image is admitted (development only); "
-              "set image_allowlist in the --config file", file=sys.stderr, flush=True)
+    if not settings.image_allowlist:
+        print("note: no image_allowlist is configured, so every --image override is refused; allow a registry "
+              "with `image_allowlist` in the --config file or `--allow-registry HOST`", file=sys.stderr, flush=True)
     app = create_app(settings, rt)
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
-          f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'})", file=sys.stderr, flush=True)
+          f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
+          f"{rt.isolation.describe()})", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -37,4 +72,4 @@ def serve(settings: Settings) -> None:
         timeout_keep_alive=5,
         lifespan="on",
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock])

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from starforge.contract import ProfileEntry
+
+from .executors.isolation import IsolationConfig
 
 __all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings"]
 
@@ -26,6 +29,7 @@ class QuotaDefaults:
     max_storage_gb: float = 0.0
     allowed_profiles: tuple[str, ...] = ()
     priority: int = 0
+    max_job_hours: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,12 @@ class Settings:
     scheduler_interval: float = 0.5
     stop_grace_seconds: float = 10.0
     executor: str = "local"
+    local: IsolationConfig = field(default_factory=IsolationConfig)  # `executors.local`: the job sandbox and limits
+    profile_max_hours: dict[str, float] = field(default_factory=dict)  # wall-time limit per profile (`max_hours`)
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
     run_background: bool = True
+    config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
     @property
     def db_url(self) -> str:
@@ -101,15 +108,73 @@ class Settings:
         return out
 
 
-def _profiles_from(raw: Any) -> tuple[ProfileEntry, ...]:
+def _profiles_from(raw: Any) -> tuple[tuple[ProfileEntry, ...], dict[str, float]]:
     if not isinstance(raw, list) or not raw:
         raise SettingsError("profiles: must be a non-empty list of {name, series, num_nodes, gpus_per_node, label}")
     out = []
+    hours: dict[str, float] = {}
     for i, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
             raise SettingsError(f"profiles[{i}]: needs a name")
         out.append(ProfileEntry.from_dict(item))
-    return tuple(out)
+        if "max_hours" in item:
+            value = item["max_hours"]
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+                raise SettingsError(f"profiles[{i}].max_hours: must be a number of hours ≥ 0 (0 = no limit)")
+            hours[item["name"]] = float(value)
+    return tuple(out), hours
+
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([KMGT])(?:i?B)?|B)?\s*", re.IGNORECASE)
+
+
+def _bytes(value: Any, key: str) -> int:
+    """Read a size: a number of bytes, or a number with K, M, G or T (powers of 1024; `GiB`, `GB`, `G` alike)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(f"{key}: must be a size such as 4GiB, 512MiB or a number of bytes")
+    power = " KMGT".index(match.group(2).upper()) if match.group(2) else 0
+    return int(float(match.group(1)) * 1024**power)
+
+
+def _local_executor(raw: Any) -> IsolationConfig:
+    if not isinstance(raw, dict):
+        raise SettingsError("executors.local: must be a mapping {sandbox, uid_range, memory_per_slot, cpus_per_slot, "
+                            "cgroup}")
+    known = {"sandbox", "uid_range", "memory_per_slot", "cpus_per_slot", "cgroup"}
+    unknown = set(raw) - known
+    if unknown:
+        raise SettingsError(f"executors.local: unknown keys {', '.join(sorted(map(str, unknown)))} "
+                            f"(known: {', '.join(sorted(known))})")
+    values: dict[str, Any] = {}
+    if "sandbox" in raw:
+        sandbox = raw["sandbox"]  # YAML 1.1 reads a bare `off` as False
+        if sandbox not in (True, False, "on", "off"):
+            raise SettingsError("executors.local.sandbox: must be on or off")
+        values["sandbox"] = sandbox in (True, "on")
+    if "uid_range" in raw:
+        pair = raw["uid_range"]
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)):
+            raise SettingsError("executors.local.uid_range: must be [first, last], e.g. [61184, 65519]")
+        values["uid_range"] = (pair[0], pair[1])
+    if "memory_per_slot" in raw:
+        values["memory_per_slot"] = _bytes(raw["memory_per_slot"], "executors.local.memory_per_slot")
+    if "cpus_per_slot" in raw:
+        cpus = raw["cpus_per_slot"]
+        if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not 0 < cpus <= 4096:
+            raise SettingsError("executors.local.cpus_per_slot: must be a number of CPUs > 0")
+        values["cpus_per_slot"] = float(cpus)
+    if "cgroup" in raw:
+        cgroup = raw["cgroup"]
+        if cgroup is False:
+            cgroup = "off"
+        if not isinstance(cgroup, str) or not (cgroup in ("auto", "off") or cgroup.startswith("/sys/fs/cgroup/")):
+            raise SettingsError("executors.local.cgroup: must be auto, off or a directory under /sys/fs/cgroup")
+        values["cgroup"] = cgroup
+    return replace(IsolationConfig(), **values)
 
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
@@ -118,13 +183,17 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     if config_file is not None:
         import yaml
 
+        from starforge.safeyaml import load_yaml_bounded
+
         try:
-            raw = yaml.safe_load(Path(config_file).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            text = Path(config_file).read_text(encoding="utf-8")
+            raw = load_yaml_bounded(text, max_bytes=1024 * 1024, what=str(config_file)) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise SettingsError(f"cannot read config file {config_file}: {exc}") from exc
         if not isinstance(raw, dict):
             raise SettingsError(f"config file {config_file} must hold a mapping")
         values.update(_from_mapping(raw))
+        values["config_file"] = str(Path(config_file).resolve())
     values.update({k: v for k, v in overrides.items() if v is not None})
     if "state_dir" not in values:
         raise SettingsError("a state directory is required (--state-dir)")
@@ -140,7 +209,19 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "profiles":
-            out["profiles"] = _profiles_from(value)
+            out["profiles"], out["profile_max_hours"] = _profiles_from(value)
+        elif key == "executors":
+            if not isinstance(value, dict):
+                raise SettingsError("executors: must be a mapping, e.g. {local: {sandbox: on}}")
+            unknown = set(value) - {"local"}
+            if unknown:
+                raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} (known: local)")
+            if "local" in value:
+                out["local"] = _local_executor(value["local"])
+        elif key == "port":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+                raise SettingsError("port: must be a TCP port number (1-65535)")
+            out["port"] = value
         elif key == "catalog":
             if not isinstance(value, dict):
                 raise SettingsError("catalog: must be a mapping {path, digest_scheme, core_version, core_requirement}")

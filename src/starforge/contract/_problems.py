@@ -137,12 +137,18 @@ CODES: dict[str, str] = {
     "quota_exceeded": "the request can never fit the account's quota",
     "quota_exhausted": "the account's daily GPU-hour budget is used up",
     "bundle_unsafe": "the bundle holds a path, link or file the console refuses",
+    "unsafe_path_component": "a name the console lays out on disk is not a safe segment of at most 100 characters "
+                             "(usernames: 64)",
     "bundle_too_large": "the bundle exceeds a size, count or expansion limit",
     "meta_invalid": "X-Forge-Meta is missing or malformed",
     "invalid_profile": "a --profile expression is malformed or names an unknown profile",
     "invalid_json": "the document is not valid JSON",
     "invalid_role": "a role is not admin, operator or viewer",
     "invalid_request": "a request body or parameter has the wrong shape",
+    "json_too_deep": "a JSON document nests arrays and objects deeper than the console reads (64 levels)",
+    "invalid_multipart": "a multipart body is malformed: missing boundary, broken part headers or truncated parts",
+    "value_too_long": "a text value (or header) is longer than the console accepts and stores",
+    "yaml_refused": "a YAML file is malformed, too large, nested too deeply or expanded too far by aliases",
     "unsupported_config_mode": "a launch plan's config mode is unknown or cannot carry overrides",
     "invalid_env_name": "a launch plan's env key is not a valid environment variable name",
     # lab (client side: sf new, validate, submit)
@@ -155,6 +161,8 @@ CODES: dict[str, str] = {
     "git_unavailable": "the lab's commit cannot be read: no git, no repository or no commit yet",
     "git_dirty": "the lab has uncommitted changes and --allow-dirty was not given",
     "plugin_lock_invalid": "plugins.lock.json cannot be read or holds a malformed entry",
+    "secret_content": "a file to pack holds what looks like a private key or access token",
+    "allow_secrets_invalid": "starforge.yaml bundle.allow_secrets is not a list of exact lab-relative file paths",
     # warnings
     "lock_drifted": "(warning) the lock records an older bundle of the recipe; the submission is admitted",
     "git_dirty_allowed": "(warning) the lab has uncommitted changes; the job records git_dirty",
@@ -163,4 +171,5 @@ CODES: dict[str, str] = {
     "duplicate_key": "(warning) a JSON object repeated a key; the last value won",
     "owner_ignored": "(warning) metadata.owner is set by the console",
     "duplicate_volume": "(warning) an exact repeat of a volume was collapsed",
+    "secret_allowed": "(warning) a secret-looking file is packed on purpose (starforge.yaml bundle.allow_secrets)",
 }

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from starforge.bundle import is_secret_name
+from starforge.bundle import find_secret
 from starforge.contract import Problem, is_safe_segment
 
 if TYPE_CHECKING:
@@ -65,8 +65,8 @@ def _target(root: Path, name: str) -> tuple[Path | None, list[Problem]]:
 def _ignore(copying_experiment: bool) -> Callable[[str, list[str]], set[str]]:
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = {n for n in names if n in _NEVER_COPIED or n.endswith(".pyc")}
-        if copying_experiment:  # a copy never carries the source's secrets along
-            skipped |= {n for n in names if is_secret_name(n)}
+        if copying_experiment:  # a copy never carries the source's secrets along (by name or content)
+            skipped |= {n for n in names if n not in skipped and find_secret(n, Path(directory) / n) is not None}
         return skipped
 
     return ignore

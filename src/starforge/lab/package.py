@@ -1,29 +1,57 @@
-"""The job bundle of a submission: the experiment's files (wire-protocol §7.2) plus the spec at `.starforge/`."""
+"""The job bundle of a submission: the experiment's files (wire-protocol §7.2) plus the spec at `.starforge/`.
+
+Secret-looking files stop the submission unless the lab allows them by exact path in `starforge.yaml`:
+
+    bundle:
+      allow_secrets:
+        - experiments/my-grpo/fixtures/test_key
+
+The list is committed with the lab, so every job records (by its commit) which secrets it was allowed to carry.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from starforge.bundle import BundleFile, BundleInfo, GitListingError, is_secret_name, pack_bytes, select_files
+from starforge.bundle import BundleFile, BundleInfo, GitListingError, Selection, pack_bytes, select_files
 from starforge.contract import Problem
 
-__all__ = ["SPEC_ARCNAME", "Packed", "bundle_problems", "pack_submission", "write_spec_file"]
+from .discovery import LAB_FILE
+
+__all__ = [
+    "ALLOW_SECRETS_FIELD",
+    "SPEC_ARCNAME",
+    "Packed",
+    "allowed_secrets",
+    "bundle_problems",
+    "pack_submission",
+    "write_spec_file",
+]
 
 SPEC_ARCNAME = ".starforge/jobspec.json"
+ALLOW_SECRETS_FIELD = "bundle.allow_secrets"
+_WILDCARDS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
 class Packed:
-    """A packed bundle (None when refused), the files in it, the files left out on purpose, and any refusal."""
+    """A packed bundle (None when refused), the files in it, the files left out on purpose, any refusal, and the
+    secret-looking files packed because `starforge.yaml` allows them (with a warning for each)."""
 
     data: bytes | None
     files: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     info: BundleInfo | None = None
+    allowed_secrets: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
 
 def write_spec_file(root: Path, text: str) -> Path:
@@ -40,18 +68,80 @@ def write_spec_file(root: Path, text: str) -> Path:
     return target
 
 
-def bundle_problems(refused: list[str]) -> list[Problem]:
-    """Return one problem per refused file: secret-looking names, and names the console would refuse."""
+def _entry_problem(index: int, entry: Any) -> Problem | None:
+    where = f"{ALLOW_SECRETS_FIELD}[{index}]"
+    hint = "write the file's exact path from the lab root, e.g. experiments/my-grpo/fixtures/test_key"
+    if not isinstance(entry, str) or not entry.strip():
+        return Problem(where, "allow_secrets_invalid", f"{LAB_FILE} {where} must be a file path", hint)
+    text = entry.strip()
+    if _WILDCARDS & set(text):
+        return Problem(where, "allow_secrets_invalid",
+                       f"{LAB_FILE} {where} is a pattern ({text!r}); only exact paths are allowed", hint)
+    if "\\" in text or text.startswith("/") or posixpath.normpath(text) != text or text.split("/")[0] == "..":
+        return Problem(where, "allow_secrets_invalid",
+                       f"{LAB_FILE} {where} ({text!r}) is not a plain path relative to the lab root", hint)
+    return None
+
+
+def allowed_secrets(root: Path) -> tuple[frozenset[str], list[Problem]]:
+    """Return the exact lab-relative paths `starforge.yaml` lists under `bundle.allow_secrets`, and every problem
+    with that list (a missing file or key allows nothing)."""
+    from starforge.safeyaml import YamlRefused, load_yaml_bounded
+
+    from .project import MAX_LAB_FILE_BYTES
+
+    try:
+        text = (Path(root) / LAB_FILE).read_text(encoding="utf-8-sig")
+        data = load_yaml_bounded(text, max_bytes=MAX_LAB_FILE_BYTES, what=LAB_FILE)
+    except FileNotFoundError:
+        return frozenset(), []
+    except (OSError, UnicodeDecodeError, YamlRefused) as exc:
+        reason = exc.reason if isinstance(exc, YamlRefused) else " ".join(str(exc).split())
+        return frozenset(), [Problem(LAB_FILE, "lab_invalid", f"{LAB_FILE} cannot be read: {reason}",
+                                     "fix the file: it is YAML with `apiVersion`, `name` and optionally `bundle`")]
+    section = data.get("bundle") if isinstance(data, dict) else None
+    if section is None:
+        return frozenset(), []
+    hint = "write `bundle:`, then `  allow_secrets:`, then one `    - <path>` line per file"
+    if not isinstance(section, dict):
+        return frozenset(), [Problem("bundle", "allow_secrets_invalid", f"{LAB_FILE} bundle must be a mapping", hint)]
+    entries = section.get("allow_secrets") or []
+    if not isinstance(entries, list):
+        return frozenset(), [Problem(ALLOW_SECRETS_FIELD, "allow_secrets_invalid",
+                                     f"{LAB_FILE} {ALLOW_SECRETS_FIELD} must be a list of file paths", hint)]
+    problems = [p for i, entry in enumerate(entries) if (p := _entry_problem(i, entry)) is not None]
+    if problems:
+        return frozenset(), problems
+    return frozenset(entry.strip() for entry in entries), []
+
+
+def bundle_problems(selection: Selection) -> list[Problem]:
+    """Return one problem per refused file: secret-looking files (saying why, never the secret), and names the
+    console would refuse."""
     problems = []
-    for path in refused:
-        if is_secret_name(path) or is_secret_name(os.path.basename(path)):
-            problems.append(Problem("bundle", "bundle_unsafe", f"{path} looks like a secret; nothing was uploaded",
-                                    "move it out of the experiment, or untrack it (`git rm --cached`): "
-                                    "git-ignored files are never packed"))
-        else:
+    for path in selection.refused:
+        finding = selection.secrets.get(path)
+        if finding is None:
             problems.append(Problem("bundle", "bundle_unsafe", f"{path} has a name the console refuses "
                                     "(backslash, not UTF-8, or too long); nothing was uploaded", "rename it"))
+            continue
+        if finding.kind == "name":
+            code, fix = "bundle_unsafe", (f"move it out of the experiment, or untrack it (`git rm --cached "
+                                          f"{shlex.quote(path)}`): git-ignored files are never packed")
+        else:
+            code, fix = "secret_content", ("take the credential out of the file (jobs get credentials from the "
+                                           "console, never from the bundle)")
+        problems.append(Problem(
+            "bundle", code, f"{path} looks like a secret: {finding.describe()}; nothing was uploaded",
+            f"{fix}. To pack it on purpose, list its exact path in {LAB_FILE} "
+            f"(`bundle: {{allow_secrets: [{json.dumps(path)}]}}`) and commit",
+        ))
     return problems
+
+
+def _allowed_warnings(selection: Selection) -> list[Problem]:
+    return [Problem("bundle", "secret_allowed", f"{path} looks like a secret and is packed on purpose "
+                    f"({LAB_FILE} {ALLOW_SECRETS_FIELD})", "") for path in selection.allowed]
 
 
 def pack_submission(root: Path, exp: str, spec_text: str | None, *,
@@ -59,18 +149,22 @@ def pack_submission(root: Path, exp: str, spec_text: str | None, *,
     """Return the bundle of experiment `exp` (lab-relative) with `spec_text` at `.starforge/jobspec.json`.
 
     Files come from `select_files` (git's tracked and unignored files under `<exp>/`, `common/`, `configs/`);
-    any secret-looking name refuses the whole bundle. With `spec_text` None only the selection is checked.
+    any secret-looking file (by name or content) refuses the whole bundle unless `starforge.yaml` lists its exact
+    path under `bundle.allow_secrets`. With `spec_text` None only the selection is checked.
     """
+    allow, problems = allowed_secrets(Path(root))
+    if problems:
+        return Packed(None, problems=problems)
     try:
-        selection = select_files(Path(root), exp)
+        selection = select_files(Path(root), exp, allow_secrets=allow)
     except (GitListingError, ValueError) as exc:
         return Packed(None, problems=[Problem("bundle", "bundle_unsafe", str(exc),
                                               "run sf inside the lab's git work tree")])
-    if selection.refused:
-        return Packed(None, selection.files, selection.dropped, bundle_problems(selection.refused))
-    if spec_text is None:
-        return Packed(None, selection.files, selection.dropped)
+    allowed, warnings = selection.allowed, _allowed_warnings(selection)
+    if selection.refused or spec_text is None:
+        return Packed(None, selection.files, selection.dropped, bundle_problems(selection),
+                      allowed_secrets=allowed, warnings=warnings)
     members = [BundleFile(path, Path(root) / path) for path in selection.files]
     members.append(BundleFile(SPEC_ARCNAME, spec_text.encode("utf-8")))
     data, info = pack_bytes(members, progress=progress)
-    return Packed(data, [*selection.files, SPEC_ARCNAME], selection.dropped, [], info)
+    return Packed(data, [*selection.files, SPEC_ARCNAME], selection.dropped, [], info, allowed, warnings)

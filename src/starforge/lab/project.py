@@ -8,18 +8,20 @@ from starforge.contract import Problem
 
 from .discovery import LAB_FILE
 
-__all__ = ["project_name"]
+__all__ = ["MAX_LAB_FILE_BYTES", "project_name"]
+
+MAX_LAB_FILE_BYTES = 1024 * 1024  # starforge.yaml holds a handful of keys; anything this large is not one
 
 
 def project_name(root: Path) -> tuple[str, list[Problem]]:
     """Return the `name` of `<root>/starforge.yaml` (trimmed; "" when absent) and a problem when it is unreadable."""
-    import yaml
+    from starforge.safeyaml import YamlRefused, load_yaml_bounded
 
     try:
-        data = yaml.load((Path(root) / LAB_FILE).read_text(encoding="utf-8-sig"),  # noqa: S506 - safe loaders
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        reason = " ".join(str(exc).split())
+        text = (Path(root) / LAB_FILE).read_text(encoding="utf-8-sig")
+        data = load_yaml_bounded(text, max_bytes=MAX_LAB_FILE_BYTES, what=LAB_FILE)
+    except (OSError, UnicodeDecodeError, YamlRefused) as exc:
+        reason = exc.reason if isinstance(exc, YamlRefused) else " ".join(str(exc).split())
         return "", [Problem(LAB_FILE, "lab_invalid", f"{LAB_FILE} cannot be read: {reason}",
                             "fix the file: it holds `apiVersion: forge/project/v1` and `name: <project>`")]
     if data is None:

@@ -30,7 +30,7 @@ GITIGNORE_LINES = (
     "out/",
     "runs/",
     "",
-    "# secrets: never committed, and `sf submit` refuses to upload them",
+    "# secrets: never committed, and `sf submit` refuses to upload them (starforge.yaml bundle.allow_secrets)",
     *SECRET_PATTERNS,
     "",
     "# Python",
@@ -64,7 +64,15 @@ sf job logs my-exp
 ```
 
 Only `experiments/<exp>/`, `common/` and `configs/` travel with a job, and only files git knows about
-(tracked or not ignored). Secrets such as `.env` or `*.pem` are ignored here and refused at upload.
+(tracked or not ignored). Secrets such as `.env` or `*.pem` are ignored here, and `sf submit` refuses any file
+whose name or content looks like a credential (a private key, a cloud or hub token). To send one on purpose, list
+its exact path in starforge.yaml:
+
+```
+bundle:
+  allow_secrets:
+    - experiments/my-exp/fixtures/test_key
+```
 """
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Validation", "validate_experiment"]
 
 _NO_CONFIG_CHECK = ("malformed", "sdk_incompatible", "runtime_removed")
+MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a training config; larger files are data, not configuration
 
 
 @dataclass(frozen=True)
@@ -48,18 +49,21 @@ class Validation:
 
 
 def _config_problem(exp_dir: Path) -> tuple[list[Problem], list[Problem]]:
-    import yaml
+    from starforge.safeyaml import DEFAULT_MAX_DEPTH, YamlRefused, load_yaml_bounded
 
     file = exp_dir / "config.yaml"
     if not file.is_file():
         return [], [Problem("config.yaml", "config_invalid", f"{exp_dir.name} has no config.yaml",
                             "the recipe's entrypoint reads it; `sf new` writes one from the template")]
     try:
-        data = yaml.load(file.read_text(encoding="utf-8-sig"),  # noqa: S506 - safe loaders
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        return [Problem("config.yaml", "config_invalid", f"config.yaml cannot be read: {' '.join(str(exc).split())}",
-                        "fix the YAML syntax at the position shown")], []
+        data = load_yaml_bounded(file.read_text(encoding="utf-8-sig"), max_bytes=MAX_CONFIG_BYTES,
+                                 what="config.yaml")
+    except (OSError, UnicodeDecodeError, YamlRefused) as exc:
+        reason = exc.reason if isinstance(exc, YamlRefused) else " ".join(str(exc).split())
+        return [Problem("config.yaml", "config_invalid", f"config.yaml cannot be read: {reason}",
+                        "fix the YAML at the position shown; keep it under "
+                        f"{MAX_CONFIG_BYTES // (1024 * 1024)} MiB, nested at most {DEFAULT_MAX_DEPTH} levels, "
+                        "with aliases that expand it at most tenfold")], []
     if data is not None and not isinstance(data, dict):
         return [Problem("config.yaml", "config_invalid", "config.yaml is not a YAML mapping",
                         "the top level must be key: value pairs")], []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._plan import CONFIG_MODES, LaunchPlan, OverrideValue
+from .pinned import PINNED_BOOTSTRAP
 
 __all__ = ["PYTHON_PLACEHOLDER", "build_argv", "render_value"]
 
@@ -19,9 +20,13 @@ def render_value(value: OverrideValue) -> str:
 def build_argv(plan: LaunchPlan, python: str) -> list[str]:
     """Return the argv to execute: `{python}` replaced by `python`, then `path=value` or `--path value` appended.
 
-    The plan was validated by `parse_plan`, so a mode that cannot carry overrides never has any.
+    A module entrypoint (`{python} -m MODULE`) runs through the pinned bootstrap, so the job's files cannot shadow
+    the runtime's modules. The plan was validated by `parse_plan`, so a mode that cannot carry overrides never has
+    any.
     """
     argv = [arg.replace(PYTHON_PLACEHOLDER, python) for arg in plan.argv]
+    if len(plan.argv) >= 3 and plan.argv[0] == PYTHON_PLACEHOLDER and plan.argv[1] == "-m":
+        argv = [python, "-c", PINNED_BOOTSTRAP, *argv[2:]]
     style = CONFIG_MODES.get(plan.config.mode)
     for override in plan.config.overrides:
         text = render_value(override.value)

@@ -1,15 +1,18 @@
-"""Request dependencies: the runtime and the authenticated account (bearer token)."""
+"""Request dependencies: the runtime, the authenticated account (bearer token) and where uploads are spooled."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import Request
 
+from ...contract import Problem
 from ..runtime import Runtime
 from ..services import accounts
 from ..services.accounts import UserView
-from ..services.errors import AuthRequired, Forbidden
+from ..services.errors import AuthRequired, Forbidden, Rejected
 
-__all__ = ["current_admin", "current_user", "runtime"]
+__all__ = ["current_admin", "current_user", "refuse_nul_parameters", "runtime", "upload_dir"]
 
 
 def runtime(request: Request) -> Runtime:
@@ -41,3 +44,16 @@ def current_admin(request: Request) -> UserView:
     if not user.is_admin:
         raise Forbidden("administrators only")
     return user
+
+
+def upload_dir(request: Request) -> Path:
+    """Return where request bodies are spooled: `<state>/uploads`, on the state disk rather than a RAM-backed /tmp."""
+    return runtime(request).settings.state_dir / "uploads"
+
+
+def refuse_nul_parameters(request: Request) -> None:
+    """Refuse a path or query parameter holding a NUL character, which no database stores or compares (422)."""
+    for name, value in [*request.path_params.items(), *request.query_params.multi_items()]:
+        if isinstance(value, str) and "\x00" in value:
+            raise Rejected("Invalid request", [Problem(name, "invalid_request", f"{name} holds a NUL character",
+                                                       "remove the NUL (\\x00) character")], status=422)

@@ -49,8 +49,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors():
-            loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query")]
-            problems.append(Problem(".".join(loc) or "<body>", "invalid_request", str(err.get("msg", "invalid"))))
+            loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "header")]
+            field = ".".join(loc) or "<body>"
+            problems.append(Problem(field, "invalid_request", str(err.get("msg", "invalid")),
+                                    f"fix {field}: /openapi.json gives its type and allowed range"))
         return JSONResponse(error_body("Invalid request", problems), status_code=422)
 
     @app.exception_handler(Exception)

@@ -1,6 +1,21 @@
 """Executors run launched jobs: the `Executor` seam, and the local executor (processes on this machine)."""
 
-from .base import ExecState, Executor, ExecutorError, LaunchRequest
+from .base import ExecState, Executor, ExecutorError, JobPaths, JobRefused, LaunchRequest, Limits, Mount
+from .isolation import Isolation, IsolationConfig
 from .local import LocalExecutor
+from .sandbox import SandboxUnavailable
 
-__all__ = ["ExecState", "Executor", "ExecutorError", "LaunchRequest", "LocalExecutor"]
+__all__ = [
+    "ExecState",
+    "Executor",
+    "ExecutorError",
+    "Isolation",
+    "IsolationConfig",
+    "JobPaths",
+    "JobRefused",
+    "LaunchRequest",
+    "Limits",
+    "LocalExecutor",
+    "Mount",
+    "SandboxUnavailable",
+]

@@ -5,6 +5,9 @@
     logs(ref, offset) -> (bytes, next offset)   output produced since `offset`
     stop(ref, grace)               SIGTERM (or the engine's equivalent), then a hard kill after `grace` seconds
     reconcile(refs) -> {ref: ExecState}         after a restart: re-attach what still runs, account for the rest
+
+Besides, `job_paths(run_dir)` says where a run's folders appear to the job (inside a sandbox they are not where
+the console keeps them), so that the launch plan and the job environment name paths the job can actually use.
 """
 
 from __future__ import annotations
@@ -13,23 +16,82 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ExecState", "Executor", "ExecutorError", "LaunchRequest"]
+__all__ = ["ExecState", "Executor", "ExecutorError", "JobPaths", "JobRefused", "LaunchRequest", "Limits", "Mount"]
 
 
 class ExecutorError(RuntimeError):
     """Raised when an engine cannot start a job (the scheduler undoes the placement and requeues it)."""
 
 
+class JobRefused(ExecutorError):
+    """Raised when a job can never start as requested (the scheduler fails it with this reason)."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A read-only input shown to the job: a directory or file of this machine at a path the job sees.
+
+    With `within`, the source must still lie inside that folder when the job starts (symbolic links resolved,
+    checked on the opened file itself): inputs taken from another run's writable folder can never point elsewhere.
+    """
+
+    source: Path
+    target: str
+    within: Path | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits the console sets on a job besides what the executor derives from its slots (None: no limit)."""
+
+    wall_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class JobPaths:
+    """Where a run's folders appear to the job: its storage root, run folder, work, out, logs and inputs."""
+
+    storage_root: str
+    run_dir: str
+    inputs: str | None  # where read-only inputs are mounted; None: the job reads them where they are
+    home: str | None = None  # HOME and TMPDIR inside a sandbox; None: the console's own
+    tmp: str | None = None
+
+    @property
+    def work(self) -> str:
+        """Return the unpacked bundle's folder (the job's working directory)."""
+        return f"{self.run_dir}/work"
+
+    @property
+    def out(self) -> str:
+        """Return the job's output folder."""
+        return f"{self.run_dir}/out"
+
+    @property
+    def logs(self) -> str:
+        """Return the job's log folder."""
+        return f"{self.run_dir}/logs"
+
+    def place(self, name: str, source: Path, within: Path | None = None) -> Mount:
+        """Return the mount that shows `source` to the job as input `name`."""
+        return Mount(source, f"{self.inputs}/{name}" if self.inputs else str(source), within)
+
+
 @dataclass(frozen=True)
 class LaunchRequest:
-    """What to start: the run, its directory, the command, its environment and the devices it may use."""
+    """What to start: the run, its directory, the command, its environment and the devices it may use.
+
+    `run_dir` is the console's path of the run; `argv`, `env` and `cwd` use the paths of `Executor.job_paths`.
+    """
 
     run_id: str
     run_dir: Path
     argv: tuple[str, ...]
     env: dict[str, str]
-    cwd: Path
-    devices: dict[str, int] = field(default_factory=dict)  # accelerators requested per series
+    cwd: str
+    devices: dict[str, int] = field(default_factory=dict)  # accelerators (or CPU slots) requested per series
+    mounts: tuple[Mount, ...] = ()
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -40,6 +102,7 @@ class ExecState:
     exit_code: int | None = None
     signal: int | None = None
     detail: str = ""
+    reason: str = ""  # set when the engine ended the job itself (a limit was exceeded): the job's failure reason
 
     @property
     def finished(self) -> bool:
@@ -54,6 +117,10 @@ class Executor(Protocol):
 
     def capacity(self) -> dict[str, int]:
         """Return the slots per accelerator series this engine offers."""
+        ...
+
+    def job_paths(self, run_dir: Path) -> JobPaths:
+        """Return where the folders of the run kept at `run_dir` appear to its job."""
         ...
 
     def submit(self, request: LaunchRequest) -> str:

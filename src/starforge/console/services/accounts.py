@@ -7,15 +7,14 @@ family), `api` (long-lived, for CI and scripts) and `run` (valid only for one ru
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ..store.models import Token, User
+from ..store.models import Job, Token, User
 from .errors import AuthRequired, Conflict, NotFound, Rejected
 
 __all__ = [
@@ -26,6 +25,7 @@ __all__ = [
     "authenticate",
     "authenticate_run",
     "create_user",
+    "create_user_from",
     "ensure_user",
     "get_user",
     "hash_token",
@@ -42,7 +42,8 @@ __all__ = [
 ]
 
 ROLES = ("admin", "operator", "viewer")
-_USERNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# A username names the directory runs/<user>/ and fills users.username (64 characters wide).
+_MAX_USERNAME = 64
 _PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_"}
 
 
@@ -97,20 +98,43 @@ def _new_secret(kind: str) -> str:
     return _PREFIX[kind] + secrets.token_urlsafe(32)
 
 
-def create_user(db: Session, username: str, role: str = "operator", email: str = "") -> UserView:
-    """Create an account; refuse an invalid name or role and an existing username."""
+def create_user_from(db: Session, body: dict[str, object]) -> UserView:
+    """Create an account from an admin request body `{username, role?, email?}`, refusing values of the wrong type."""
     from starforge.contract import Problem
 
-    if not _USERNAME.fullmatch(username):
-        raise Rejected(
-            "Invalid user",
-            [Problem("username", "not_a_safe_segment", f"{username!r} is not a valid username",
-                     "use letters, digits, '.', '_' and '-', at most 64 characters")],
-        )
+    username, role, email = body.get("username", ""), body.get("role") or "operator", body.get("email") or ""
+    problems = [Problem(key, "invalid_request", f"{key} must be text", "send a JSON string")
+                for key, value in (("username", username), ("role", role), ("email", email))
+                if not isinstance(value, str)]
+    if isinstance(email, str) and (len(email) > 255 or "\x00" in email):
+        problems.append(Problem("email", "invalid_request", "email must be at most 255 characters, without NUL"))
+    if problems:
+        raise Rejected("Invalid user", problems)
+    return create_user(db, str(username), str(role), str(email))
+
+
+def create_user(db: Session, username: str, role: str = "operator", email: str = "") -> UserView:
+    """Create an account; refuse an invalid name or role and a username already taken (ignoring case).
+
+    A username becomes a directory name, so it is a safe segment of at most 64 characters, and two names that
+    differ only in case are refused: on a case-insensitive filesystem they would share `runs/<user>/`.
+    """
+    from starforge.contract import Problem, is_safe_segment
+
+    hint = f"use letters, digits, '.', '_' and '-', starting with a letter or digit, at most {_MAX_USERNAME} characters"
+    if len(username) > _MAX_USERNAME:
+        raise Rejected("Invalid user", [Problem("username", "unsafe_path_component",
+                                                f"a username is at most {_MAX_USERNAME} characters "
+                                                f"({len(username)} given)", hint)])
+    if not is_safe_segment(username):
+        raise Rejected("Invalid user", [Problem("username", "not_a_safe_segment",
+                                                f"{username!r} is not a valid username", hint)])
     if role not in ROLES:
         raise Rejected("Invalid user", [Problem("role", "invalid_role", f"role must be one of {', '.join(ROLES)}")])
-    if db.scalar(select(User).where(User.username == username)) is not None:
-        raise Conflict(f"user {username} already exists")
+    taken = db.scalar(select(User.username).where(func.lower(User.username) == username.lower()))
+    if taken is not None:
+        raise Conflict(f"user {taken} already exists" if taken == username else
+                       f"user {taken} already exists; usernames that differ only in case are refused")
     row = User(username=username, role=role, email=email, disabled=False, auth_source="local", created_at=time.time())
     db.add(row)
     db.flush()
@@ -153,12 +177,21 @@ def set_role(db: Session, username: str, role: str) -> UserView:
     return user_view(row)
 
 
-def set_disabled(db: Session, username: str, disabled: bool) -> UserView:
-    """Disable or re-enable an account; a disabled account's tokens stop working at once."""
+def set_disabled(db: Session, username: str, disabled: bool, *, by: str = "an administrator") -> UserView:
+    """Disable or re-enable an account. Disabling revokes every token it holds (API, session and run tokens) and
+    stops its unfinished jobs, each with the reason; re-enabling restores neither."""
+    from .jobs import TERMINAL, stop_job
+
     row = db.scalar(select(User).where(User.username == username))
     if row is None:
         raise NotFound(f"no user {username}")
     row.disabled = disabled
+    if disabled:
+        now = time.time()
+        for token in db.scalars(select(Token).where(Token.user_id == row.id, Token.revoked_at.is_(None))):
+            token.revoked_at = now
+        for job in db.scalars(select(Job).where(Job.user_id == row.id, Job.status.not_in(TERMINAL))):
+            stop_job(db, job, f"stopped because the account {username} was disabled by {by}")
     return user_view(row)
 
 

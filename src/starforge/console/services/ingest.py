@@ -29,6 +29,23 @@ def _bad(field: str, message: str) -> Rejected:
     return Rejected("Invalid ingest call", [Problem(field, "invalid_request", message)])
 
 
+_MAX_STEP = 2**31 - 1
+_MAX_SIZE = 2**63 - 1
+
+
+def _check_artifact_fields(body: dict[str, Any]) -> None:
+    """Refuse artifact fields the store cannot hold (a hostile job must get a 400, never a server error)."""
+    where, fmt, step, size = body.get("path"), body.get("format"), body.get("step"), body.get("size_bytes")
+    if isinstance(where, str) and ("\x00" in where or len(where) > 4096):
+        raise _bad("path", "the path holds a NUL character or is longer than 4096 characters")
+    if fmt is not None and (not isinstance(fmt, str) or len(fmt) > 64 or "\x00" in fmt):
+        raise _bad("format", "format must be text of at most 64 characters")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= _MAX_STEP):
+        raise _bad("step", f"step must be an integer from 0 to {_MAX_STEP}")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= _MAX_SIZE):
+        raise _bad("size_bytes", "size_bytes must be a non-negative integer")
+
+
 def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
     """Apply one ingest call for the run named in the body, after checking the run token (always first)."""
     run_id = body.get("run_id") if isinstance(body, dict) else None
@@ -59,6 +76,14 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
             kind, where = body.get("kind"), body.get("path")
             if kind not in _KINDS or not isinstance(where, str) or not where:
                 raise _bad("kind", f"an artifact needs a kind ({', '.join(_KINDS)}) and a path")
+            _check_artifact_fields(body)
+            if not artifacts.is_remote(where):
+                located = artifacts.local_path(where, run_dir=job.run_dir,
+                                               job_out=rt.job_paths(Path(job.run_dir)).out) if job.run_dir else None
+                if located is None:
+                    raise _bad("path", f"{where!r} is not a file or folder inside this run's output folder "
+                                       "(FORGE_OUT_DIR); artifacts are registered from there only")
+                where = str(located)
             step = body.get("step")
             size = body.get("size_bytes")
             view = artifacts.register(

@@ -37,10 +37,11 @@ def show(rt: Runtime, user: UserView, ref: str) -> dict[str, Any]:
 
 
 def stop(rt: Runtime, user: UserView, ref: str) -> dict[str, Any]:
-    """Stop a job; a finished one answers `stopped: false`."""
-    if user.role == "viewer":
-        raise Forbidden("viewers cannot stop jobs")
+    """Stop a job; a finished one answers `stopped: false`. Another user's job is a 404, for viewers too."""
     with rt.db.write() as db:
+        jobs.find_job(db, user, ref)  # what the caller cannot see does not exist: 404 before any 403
+        if user.role == "viewer":
+            raise Forbidden("viewers cannot stop jobs")
         job, changed = jobs.request_stop(db, user, ref)
         status = job.status
     rt.wake()

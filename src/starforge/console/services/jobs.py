@@ -135,16 +135,25 @@ def find_job(db: Session, user: UserView, ref: str) -> Job:
     return job
 
 
-def request_stop(db: Session, user: UserView, ref: str) -> tuple[Job, bool]:
-    """Stop a job: waiting jobs stop at once, placed ones are marked for the executor; False if already ended."""
+def request_stop(db: Session, user: UserView, ref: str, *, reason: str = "") -> tuple[Job, bool]:
+    """Stop a job: waiting jobs stop at once, placed ones are marked for the executor; False if already ended.
+
+    `reason` (default: who asked) becomes the stopped job's reason.
+    """
     job = find_job(db, user, ref)
+    return job, stop_job(db, job, reason or f"stopped by {user.username}")
+
+
+def stop_job(db: Session, job: Job, reason: str) -> bool:
+    """Stop one job with `reason` (waiting: at once; placed or running: by the executor); False if it had ended."""
     if job.status in TERMINAL:
-        return job, False
+        return False
     if job.status in WAITING:
-        set_status(db, job, "stopped", reason=f"stopped by {user.username} before it started")
+        set_status(db, job, "stopped", reason=f"{reason} before it started")
     else:
         job.stop_requested = True
-    return job, True
+        job.stop_reason = reason[:2000]
+    return True
 
 
 def cancel_all(db: Session, user: UserView) -> int:

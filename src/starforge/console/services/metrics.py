@@ -14,6 +14,9 @@ from ..store.models import MetricPoint
 __all__ = ["record_points", "series_of"]
 
 
+MAX_STEP = 2**31 - 1  # the step column's range on every backend
+
+
 def record_points(db: Session, run_id: str, points: list[Any]) -> int:
     """Store the well-formed, finite points of a batch; return how many were stored."""
     stored = 0
@@ -24,12 +27,13 @@ def record_points(db: Session, run_id: str, points: list[Any]) -> int:
         key, value = point.get("key"), point.get("value")
         if not isinstance(key, str) or not key or isinstance(value, bool) or not isinstance(value, int | float):
             continue
-        if not math.isfinite(value):
+        if "\x00" in key or not math.isfinite(value):
             continue
         step = point.get("step")
         ts = point.get("ts")
-        db.add(MetricPoint(run_id=run_id, key=key[:255], step=step if isinstance(step, int) else None,
-                           value=float(value), ts=float(ts) if isinstance(ts, int | float) else now))
+        in_range = isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= MAX_STEP
+        db.add(MetricPoint(run_id=run_id, key=key[:255], step=step if in_range else None,
+                           value=float(value), ts=float(ts) if isinstance(ts, int | float) and math.isfinite(ts) else now))
         stored += 1
     return stored
 

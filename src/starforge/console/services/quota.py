@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -16,9 +17,14 @@ from ..store.models import Job, Quota
 from .accounts import UserView
 from .errors import Rejected
 
-__all__ = ["ACTIVE", "QuotaView", "Usage", "get_quota", "quotas_for", "set_quota", "usage"]
+__all__ = ["ACTIVE", "MAX_AMOUNT", "MAX_COUNT", "MAX_PRIORITY", "QuotaView", "Usage", "get_quota", "quotas_for",
+           "set_quota", "usage"]
 
 ACTIVE = ("submitted", "running")  # statuses that hold quota and capacity
+MAX_COUNT = 1_000_000  # concurrent GPUs or jobs: beyond any cluster, well inside the integer column
+MAX_AMOUNT = 1e9  # GPU hours per day, or GB of storage
+MAX_PRIORITY = 1_000_000  # scheduling priority, either sign
+_MAX_PROFILE = 64  # a profile name (jobs.profile column)
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ class QuotaView:
     max_storage_gb: float
     allowed_profiles: tuple[str, ...] = ()
     priority: int = 0
+    max_job_hours: float = 0.0  # wall-time limit of each job (0 = the profile's own, if any)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the wire form (`/api/usage/mine` → `quota`, admin quota body)."""
@@ -58,6 +65,7 @@ def _default_view(defaults: QuotaDefaults) -> QuotaView:
         defaults.max_storage_gb,
         tuple(defaults.allowed_profiles),
         defaults.priority,
+        defaults.max_job_hours,
     )
 
 
@@ -82,38 +90,48 @@ def _row_view(row: Quota) -> QuotaView:
         row.max_storage_gb,
         tuple(json.loads(row.allowed_profiles or "[]")),
         row.priority,
+        row.max_job_hours or 0.0,
     )
 
 
-def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer: bool) -> Any:
+def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer: bool, maximum: float,
+            minimum: float = 0) -> Any:
     value = body.get(key)
     if value is None or value == "":
         return 0
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
-        problems.append(Problem(key, "invalid_request", f"must be a {'whole' if integer else ''} number ≥ 0"))
+    kind = "a whole number" if integer else "a number"
+    hint = f"send {kind} from {minimum:g} to {maximum:g}" + (" (0 = unlimited)" if minimum == 0 else "")
+    if isinstance(value, bool) or not isinstance(value, (int,) if integer else (int, float)):
+        problems.append(Problem(key, "not_an_integer" if integer else "not_a_number", f"must be {kind}", hint))
+        return 0
+    if not math.isfinite(value):
+        problems.append(Problem(key, "not_finite", "NaN and infinities are refused", hint))
+        return 0
+    if not minimum <= value <= maximum:
+        problems.append(Problem(key, "out_of_range", f"must be from {minimum:g} to {maximum:g}", hint))
         return 0
     return value
 
 
 def set_quota(db: Session, user: UserView, body: dict[str, Any], defaults: QuotaDefaults) -> QuotaView:
-    """Set an account's caps from the admin body; missing keys keep their current value."""
+    """Set an account's caps from the admin body; missing keys keep their current value, and a value that is not a
+    finite number within its range is refused with its field."""
     current = get_quota(db, user, defaults).to_dict()
     merged = {**current, **{k: v for k, v in body.items() if k in current}}
     problems: list[Problem] = []
     values = {
-        "max_concurrent_gpus": _number(merged, "max_concurrent_gpus", problems, integer=True),
-        "max_concurrent_jobs": _number(merged, "max_concurrent_jobs", problems, integer=True),
-        "daily_gpu_hours": float(_number(merged, "daily_gpu_hours", problems, integer=False)),
-        "max_storage_gb": float(_number(merged, "max_storage_gb", problems, integer=False)),
-        "priority": merged.get("priority") or 0,
+        "max_concurrent_gpus": _number(merged, "max_concurrent_gpus", problems, integer=True, maximum=MAX_COUNT),
+        "max_concurrent_jobs": _number(merged, "max_concurrent_jobs", problems, integer=True, maximum=MAX_COUNT),
+        "daily_gpu_hours": float(_number(merged, "daily_gpu_hours", problems, integer=False, maximum=MAX_AMOUNT)),
+        "max_storage_gb": float(_number(merged, "max_storage_gb", problems, integer=False, maximum=MAX_AMOUNT)),
+        "priority": _number(merged, "priority", problems, integer=True, minimum=-MAX_PRIORITY, maximum=MAX_PRIORITY),
+        "max_job_hours": float(_number(merged, "max_job_hours", problems, integer=False, maximum=MAX_AMOUNT)),
     }
     allowed = merged.get("allowed_profiles") or []
-    if not isinstance(allowed, list) or not all(isinstance(p, str) for p in allowed):
-        problems.append(Problem("allowed_profiles", "invalid_request", "must be a list of profile names"))
+    if not isinstance(allowed, list) or not all(isinstance(p, str) and len(p) <= _MAX_PROFILE for p in allowed):
+        problems.append(Problem("allowed_profiles", "invalid_request", "must be a list of profile names",
+                                f'send ["cpu", "h200"]: names of at most {_MAX_PROFILE} characters'))
         allowed = []
-    if isinstance(values["priority"], bool) or not isinstance(values["priority"], int):
-        problems.append(Problem("priority", "invalid_request", "must be an integer"))
     if problems:
         raise Rejected("Invalid quota", problems)
     row = db.get(Quota, user.id)

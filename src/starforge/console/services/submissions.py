@@ -20,7 +20,9 @@ from .errors import Forbidden, Rejected, Unavailable
 from .jobs import new_run_id, set_status
 from .quota import get_quota
 
-__all__ = ["SubmitOutcome", "check", "first_pool_series", "record_rejection", "submit"]
+__all__ = ["MAX_IDEMPOTENCY_KEY", "SubmitOutcome", "check", "first_pool_series", "record_rejection", "submit"]
+
+MAX_IDEMPOTENCY_KEY = 255  # idempotency.key column; a longer key is refused, never cut (cut keys would collide)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,17 @@ def record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Probl
                          warnings_json=json.dumps([w.to_dict() for w in warnings])))
 
 
+def _check_idempotency_key(key: str | None) -> None:
+    hint = f"send at most {MAX_IDEMPOTENCY_KEY} printable characters, such as a UUID (36)"
+    if key is not None and len(key) > MAX_IDEMPOTENCY_KEY:
+        raise Rejected("The submission was rejected", [Problem(
+            "Idempotency-Key", "value_too_long",
+            f"the Idempotency-Key header is {len(key)} characters long; at most {MAX_IDEMPOTENCY_KEY} are kept", hint)])
+    if key is not None and not key.isprintable():
+        raise Rejected("The submission was rejected", [Problem(
+            "Idempotency-Key", "invalid_request", "the Idempotency-Key header holds a control character", hint)])
+
+
 def _replay(rt: Runtime, user: UserView, key: str | None) -> SubmitOutcome | None:
     if not key:
         return None
@@ -95,6 +108,7 @@ def submit(
     idempotency_key: str | None = None,
 ) -> SubmitOutcome:
     """Admit a submission and commit it; raise Rejected with every problem, or return the response to send."""
+    _check_idempotency_key(idempotency_key)
     _writable(user, rt)
     replayed = _replay(rt, user, idempotency_key)
     if replayed is not None:
@@ -168,7 +182,7 @@ def _commit(
                          verdict="queued" if queued else "accepted", job_id=run_id, exp=exp[:1000],
                          recipe=spec.spec.recipe.name, warnings_json=json.dumps([w.to_dict() for w in decision.warnings])))
         if idempotency_key:
-            db.add(Idempotency(user_id=user.id, key=idempotency_key[:255], status_code=status_code,
+            db.add(Idempotency(user_id=user.id, key=idempotency_key, status_code=status_code,
                                response_json=json.dumps(body), created_at=time.time()))
     rt.write_jobspec(run_id, dumps(spec))
     rt.wake()

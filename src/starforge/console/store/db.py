@@ -83,6 +83,7 @@ class Database:
         from alembic.config import Config
 
         config = Config()
+        config.set_main_option("path_separator", "os")
         config.set_main_option("script_location", str(_MIGRATIONS))
         config.set_main_option("recursive_version_locations", "true")
         config.set_main_option("version_locations", str(_MIGRATIONS / "versions"))

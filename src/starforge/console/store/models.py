@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Float,
     ForeignKey,
@@ -99,6 +100,7 @@ class Quota(Base):
     max_storage_gb: Mapped[float] = mapped_column(Float)
     allowed_profiles: Mapped[str] = mapped_column(Text, default="[]")
     priority: Mapped[int] = mapped_column(Integer, default=0)
+    max_job_hours: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
 
 
 class Lock(Base):
@@ -137,6 +139,7 @@ class Job(Base):
     executor_ref: Mapped[str] = mapped_column(Text, default="")
     exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    stop_reason: Mapped[str] = mapped_column(String(2000), default="", server_default="")
     log_offset: Mapped[int] = mapped_column(Integer, default=0)
     submitted_at: Mapped[float] = mapped_column(Float)
     started_at: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -240,7 +243,7 @@ class Artifact(Base):
     path: Mapped[str] = mapped_column(Text)
     format: Mapped[str] = mapped_column(String(64), default="")
     step: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    size_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # checkpoints pass 2 GiB
     metrics_json: Mapped[str] = mapped_column(Text, default="{}")
     created_at: Mapped[float] = mapped_column(Float)
     __table_args__ = (Index("ix_artifacts_run_kind", "run_id", "kind"),)

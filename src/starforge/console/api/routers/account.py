@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends
 from ...runtime import Runtime
 from ...services import account_status
 from ...services.accounts import UserView
-from ..deps import current_user, runtime
+from ..deps import current_user, refuse_nul_parameters, runtime
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 @router.get("/api/whoami")

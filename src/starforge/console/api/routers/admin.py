@@ -7,16 +7,15 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from ....contract import Problem, parse_versioned_ref
 from ...runtime import Runtime
 from ...services import accounts, quota
 from ...services.accounts import UserView
-from ...services.errors import Rejected
 from ...services.registries import data
-from ..body import read_json
-from ..deps import current_admin, current_user, runtime
+from ..body import read_json_object
+from ..deps import current_admin, current_user, refuse_nul_parameters, runtime
+from ._openapi import NEW_USER, QUOTA, REGISTER_DATA
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 @router.get("/api/admin/users")
@@ -26,16 +25,15 @@ def list_users(_admin: UserView = Depends(current_admin), rt: Runtime = Depends(
         return {"users": [u.to_dict() for u in accounts.list_users(db)]}
 
 
-@router.post("/api/admin/users")
-async def create_user(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+@router.post("/api/admin/users", openapi_extra=NEW_USER)
+async def create_user(request: Request, _admin: UserView = Depends(current_admin),
+                      rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Create an account `{username, role?, email?}` and return it with a first API token."""
-    body = await read_json(request)
-    await run_in_threadpool(current_admin, request)
+    body = await read_json_object(request)
 
     def work() -> dict[str, Any]:
         with rt.db.write() as db:
-            user = accounts.create_user(db, str(body.get("username", "")), str(body.get("role") or "operator"),
-                                        str(body.get("email") or ""))
+            user = accounts.create_user_from(db, body)
             token = accounts.issue_api_token(db, user, "created by an administrator")
         return {"user": user.to_dict(), "token": token}
 
@@ -51,18 +49,20 @@ def set_role(username: str, role: str, _admin: UserView = Depends(current_admin)
 
 
 @router.patch("/api/admin/users/{username}/disabled")
-def set_disabled(username: str, disabled: bool, _admin: UserView = Depends(current_admin),
+def set_disabled(username: str, disabled: bool, admin: UserView = Depends(current_admin),
                  rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Disable or re-enable an account."""
+    """Disable (revoking its tokens and stopping its jobs) or re-enable an account."""
     with rt.db.write() as db:
-        return accounts.set_disabled(db, username, disabled).to_dict()
+        view = accounts.set_disabled(db, username, disabled, by=admin.username).to_dict()
+    rt.wake()
+    return view
 
 
-@router.post("/api/admin/quotas")
-async def set_quota(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+@router.post("/api/admin/quotas", openapi_extra=QUOTA)
+async def set_quota(request: Request, _admin: UserView = Depends(current_admin),
+                    rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Set an account's quota `{username, max_concurrent_gpus, max_concurrent_jobs, daily_gpu_hours, …}`."""
-    body = await read_json(request)
-    await run_in_threadpool(current_admin, request)
+    body = await read_json_object(request)
 
     def work() -> dict[str, Any]:
         with rt.db.write() as db:
@@ -82,20 +82,15 @@ def get_quota(username: str, _admin: UserView = Depends(current_admin), rt: Runt
         return {"username": username, **quota.get_quota(db, user, rt.settings.quota).to_dict()}
 
 
-@router.post("/api/admin/data")
-async def register_data(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+@router.post("/api/admin/data", openapi_extra=REGISTER_DATA)
+async def register_data(request: Request, _admin: UserView = Depends(current_admin),
+                        rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Register `{kind, ref: owner/name@version, path, visibility?, grants?}` (corpus, dataset, volume, environment)."""
-    body = await read_json(request)
-    await run_in_threadpool(current_admin, request)
-    ref, problems = parse_versioned_ref(str(body.get("ref", "")).strip(), "ref")
-    if ref is None:
-        raise Rejected("Invalid registration", problems or [Problem("ref", "invalid_reference", "ref is required")])
-    grants = tuple(str(g) for g in body.get("grants") or ())
+    body = await read_json_object(request)
 
     def work() -> dict[str, Any]:
         with rt.db.write() as db:
-            return data.register(db, str(body.get("kind", "")), ref, str(body.get("path", "")),
-                                 visibility=str(body.get("visibility") or "private"), grants=grants).to_dict()
+            return data.register_request(db, body).to_dict()
 
     return await run_in_threadpool(work)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -15,27 +14,30 @@ from ...runtime import Runtime
 from ...services import accounts, device
 from ...services.accounts import UserView
 from ...services.errors import AuthRequired, ConsoleError, Rejected
-from ..body import read_json
-from ..deps import current_user, runtime
+from ..body import load_json, read_json
+from ..deps import current_user, refuse_nul_parameters, runtime
+from ._openapi import DEVICE_CODE, DEVICE_TOKEN, REFRESH_TOKEN, USER_CODE
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 def _decode_device(value: object) -> dict[str, Any]:
     if not isinstance(value, str) or not value:
         return {}
     try:
-        padded = value + "=" * (-len(value) % 4)
-        info = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeDecodeError):
+        raw = base64.urlsafe_b64decode((value + "=" * (-len(value) % 4)).encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
         return {}
-    return info if isinstance(info, dict) else {}
+    info, problems = load_json(raw, "device")  # bounded nesting; an unreadable description is simply dropped
+    return info if isinstance(info, dict) and not problems else {}
 
 
 def _string(body: Any, key: str) -> str:
     value = body.get(key) if isinstance(body, dict) else None
-    if not isinstance(value, str) or not value.strip():
-        raise Rejected("Invalid request", [Problem(key, "invalid_request", f"{key} is required")], status=422)
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise Rejected("Invalid request", [Problem(key, "invalid_request", f"{key} is required, as printable text",
+                                                   f"send {{\"{key}\": \"...\"}} as shown by the client")],
+                       status=422)
     return value.strip()
 
 
@@ -49,7 +51,7 @@ def _session_body(user: UserView, tokens: accounts.SessionTokens) -> dict[str, A
     }
 
 
-@router.post("/api/cli/device/code")
+@router.post("/api/cli/device/code", openapi_extra=DEVICE_CODE)
 async def device_code(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Start a device login: the client shows the URI and the code, then polls."""
     body = await read_json(request)
@@ -68,7 +70,7 @@ async def device_code(request: Request, rt: Runtime = Depends(runtime)) -> dict[
     }
 
 
-@router.post("/api/cli/device/token")
+@router.post("/api/cli/device/token", openapi_extra=DEVICE_TOKEN)
 async def device_token(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
     """Poll a device login: 200 with tokens once approved, else 400 with the RFC 8628 error in `detail`."""
     body = await read_json(request)
@@ -81,7 +83,7 @@ async def device_token(request: Request, rt: Runtime = Depends(runtime)) -> JSON
     return JSONResponse(_session_body(outcome.user, outcome.tokens))
 
 
-@router.post("/api/cli/device/approve")
+@router.post("/api/cli/device/approve", openapi_extra=USER_CODE)
 async def device_approve(request: Request, user: UserView = Depends(current_user),
                          rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Approve a pending device login for the caller (`sf login approve CODE`)."""
@@ -91,7 +93,7 @@ async def device_approve(request: Request, user: UserView = Depends(current_user
     return {"approved": True, "username": user.username, "device": info}
 
 
-@router.post("/api/cli/device/deny")
+@router.post("/api/cli/device/deny", openapi_extra=USER_CODE)
 async def device_deny(request: Request, _user: UserView = Depends(current_user),
                       rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Refuse a pending device login."""
@@ -137,7 +139,7 @@ def device_page_submit(user_code: str = Form(""), token: str = Form(""), rt: Run
     return HTMLResponse(_PAGE.format(message=message, code=safe, code_text=safe or "CODE"), status_code=status)
 
 
-@router.post("/api/auth/refresh")
+@router.post("/api/auth/refresh", openapi_extra=REFRESH_TOKEN)
 async def refresh(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Rotate a refresh token into a new access and refresh token."""
     secret = _string(await read_json(request), "refresh_token")
@@ -149,7 +151,7 @@ async def refresh(request: Request, rt: Runtime = Depends(runtime)) -> dict[str,
     return _session_body(outcome.user, outcome.tokens)
 
 
-@router.post("/api/auth/logout")
+@router.post("/api/auth/logout", openapi_extra=REFRESH_TOKEN)
 async def logout(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Revoke the login behind a refresh token (unknown tokens are ignored)."""
     body = await read_json(request)

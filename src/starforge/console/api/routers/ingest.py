@@ -11,9 +11,10 @@ from ...runtime import Runtime
 from ...services import ingest as ingest_service
 from ...services.errors import AuthRequired
 from ..body import read_json
-from ..deps import runtime
+from ..deps import refuse_nul_parameters, runtime
+from ._openapi import INGEST
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 def _run_token(request: Request) -> str:
@@ -26,9 +27,10 @@ def _run_token(request: Request) -> str:
     return token
 
 
-@router.post("/api/ingest/{path:path}")
-async def ingest(path: str, request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Record lifecycle events, log chunks, metric points, hyperparameters, artifacts or reports of a run."""
+@router.post("/api/ingest/{path:path}", openapi_extra=INGEST)
+async def ingest(path: str, request: Request, token: str = Depends(_run_token),
+                 rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Record lifecycle events, log chunks, metric points, hyperparameters, artifacts or reports of a run
+    (a request without a run token is refused before its body is read)."""
     body = await read_json(request, limit=16 * 1024 * 1024)
-    token = _run_token(request)
     return await run_in_threadpool(ingest_service.ingest, rt, path, token, body)

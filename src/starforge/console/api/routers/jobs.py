@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ....contract import JsonObject, Problem
+from ....contract import Problem
 from ...runtime import Runtime
 from ...services import job_reads, submissions
 from ...services.accounts import UserView
-from ...services.admission import parse_meta_header, read_meta
+from ...services.admission import Meta, parse_meta_header, read_meta
 from ...services.errors import Rejected
-from ..body import read_body, read_json, read_multipart
-from ..deps import current_user, runtime
+from ..body import Upload, json_depth_problem, load_json, read_json, read_multipart, spooled_body
+from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
+from ._openapi import ADMISSION_CHECK, SUBMISSION
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
+
+MAX_LIST_LIMIT = 1000  # rows of /api/jobs/mine per request; clients send 1, 15 and 200
+MAX_ADMISSIONS_LIMIT = 500  # rows of /api/admissions/mine per request
 
 
 def _envelope_from_multipart(parts: dict[str, bytes | str]) -> tuple[Any, bytes | None, list[Problem]]:
     raw = parts.get("spec")
     if raw is None:
-        return None, None, [Problem("spec", "meta_invalid", "the multipart body needs a `spec` part (JSON)")]
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    try:
-        spec = json.loads(text, object_pairs_hook=JsonObject)
-    except ValueError as exc:
-        return None, None, [Problem("spec", "invalid_json", f"the spec part is not valid JSON: {exc}")]
+        return None, None, [Problem("spec", "meta_invalid", "the multipart body needs a `spec` part (JSON)",
+                                    "send the JobSpec as a form field named spec, the bundle as a file named bundle")]
+    spec, problems = load_json(raw, "spec")
+    if problems:
+        return None, None, problems
     exp = parts.get("exp")
     profile = parts.get("profile")
     source = spec.get("spec", {}).get("source", {}) if isinstance(spec, dict) and isinstance(spec.get("spec"), dict) else {}
@@ -42,35 +45,48 @@ def _envelope_from_multipart(parts: dict[str, bytes | str]) -> tuple[Any, bytes 
     return meta, (bundle if isinstance(bundle, bytes) and bundle else None), []
 
 
-@router.post("/api/jobs")
-async def submit_job(request: Request, rt: Runtime = Depends(runtime)) -> JSONResponse:
-    """Admit and persist a job; 200 when it starts, 202 when it is queued, 400/403 with every problem."""
-    data = await read_body(request, rt.settings.max_bundle_bytes)
-    user: UserView = await run_in_threadpool(current_user, request)
+async def _envelope(request: Request, upload: Upload) -> tuple[Any, bytes | Upload | None, list[Problem]]:
+    """Return the submission envelope, the bundle (bytes, or the spooled gzip body) and stage-A problems."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        envelope, bundle, problems = _envelope_from_multipart(await read_multipart(request, data))
-    else:
-        envelope, problems = parse_meta_header(request.headers.get("x-forge-meta", "").encode("latin-1") or None)
-        bundle = data or None
-    if problems:
-        raise Rejected("The submission was rejected", problems)
-    meta, problems, warnings = read_meta(envelope)
-    if problems or meta is None:
-        raise Rejected("The submission was rejected", problems, warnings=warnings)
-    outcome = await run_in_threadpool(
-        lambda: submissions.submit(
-            rt, user, doc=meta.spec, exp=meta.exp, profile=meta.profile, bundle=bundle, meta=meta.extra,
-            warnings=warnings, idempotency_key=request.headers.get("idempotency-key"),
-        )
-    )
+        return _envelope_from_multipart(await read_multipart(request, upload))
+    header = request.headers.get("x-forge-meta", "")
+    too_deep = json_depth_problem(header, "X-Forge-Meta")
+    if too_deep is not None:
+        return None, None, [too_deep]
+    envelope, problems = parse_meta_header(header.encode("latin-1") or None)
+    return envelope, (upload if upload.size else None), problems
+
+
+def _submit(rt: Runtime, user: UserView, meta: Meta, warnings: list[Problem], bundle: bytes | Upload | None,
+            idempotency_key: str | None) -> submissions.SubmitOutcome:
+    data = bundle.read_bytes() if isinstance(bundle, Upload) else bundle
+    return submissions.submit(rt, user, doc=meta.spec, exp=meta.exp, profile=meta.profile, bundle=data,
+                              meta=meta.extra, warnings=warnings, idempotency_key=idempotency_key)
+
+
+@router.post("/api/jobs", openapi_extra=SUBMISSION)
+async def submit_job(request: Request, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime),
+                     spool: Path = Depends(upload_dir)) -> JSONResponse:
+    """Admit and persist a job; 200 when it starts, 202 when it is queued, 400/403 with every problem.
+
+    The caller is authenticated before any of the body is read; the body is then spooled to disk, never memory."""
+    async with spooled_body(request, limit=rt.settings.max_bundle_bytes, directory=spool) as upload:
+        envelope, bundle, problems = await _envelope(request, upload)
+        if problems:
+            raise Rejected("The submission was rejected", problems)
+        meta, problems, warnings = read_meta(envelope)
+        if problems or meta is None:
+            raise Rejected("The submission was rejected", problems, warnings=warnings)
+        outcome = await run_in_threadpool(_submit, rt, user, meta, warnings, bundle,
+                                          request.headers.get("idempotency-key"))
     return JSONResponse(outcome.body, status_code=outcome.status_code)
 
 
-@router.post("/api/admission/check")
-async def admission_check(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+@router.post("/api/admission/check", openapi_extra=ADMISSION_CHECK)
+async def admission_check(request: Request, user: UserView = Depends(current_user),
+                          rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the full verdict of `{spec, profile?}` (stages B–E without a bundle); nothing is stored."""
     body = await read_json(request)
-    user: UserView = await run_in_threadpool(current_user, request)
     if not isinstance(body, dict) or "spec" not in body:
         raise Rejected("Invalid request", [Problem("spec", "invalid_request", "the body must be {\"spec\": {...}}")],
                        status=422)
@@ -81,7 +97,8 @@ async def admission_check(request: Request, rt: Runtime = Depends(runtime)) -> d
 
 
 @router.get("/api/jobs/mine")
-def jobs_mine(limit: int = 15, all: bool = False, user: UserView = Depends(current_user),
+def jobs_mine(limit: int = Query(15, ge=1, le=MAX_LIST_LIMIT, description="rows, newest first"),
+              all: bool = False, user: UserView = Depends(current_user),
               rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """List the caller's jobs, newest first (`all=true` lists every account's for an admin)."""
     return {"jobs": job_reads.list_jobs(rt, user, limit=limit, everyone=all)}
@@ -124,7 +141,7 @@ def metrics(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depe
 
 
 @router.get("/api/admissions/mine")
-def admissions_mine(limit: int = 50, user: UserView = Depends(current_user),
-                    rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+def admissions_mine(limit: int = Query(50, ge=1, le=MAX_ADMISSIONS_LIMIT, description="rows, newest first"),
+                    user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the caller's admission decisions, newest first."""
     return {"admissions": job_reads.admissions(rt, user, limit=limit)}

@@ -16,11 +16,13 @@ from ...runtime import Runtime
 from ...services import job_reads, logs
 from ...services.accounts import UserView
 from ...services.errors import Rejected
-from ..deps import current_user, runtime
+from ..deps import current_user, refuse_nul_parameters, runtime
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 KEEPALIVE_SECONDS = 15.0
+MAX_TAIL = 1_000_000  # lines replayed on connect; 0 replays the whole log
+_MAX_EVENT_ID_DIGITS = 19  # an event id is a byte offset in the log
 IDLE_SLEEP = 0.05
 STATUS_EVERY = 0.25
 
@@ -34,8 +36,9 @@ def format_event(data: bytes, event_id: int, event: str = "log") -> str:
 
 def _start_offset(path: Path, tail: int, resume: str | None) -> int:
     if resume is not None and resume != "":
-        if not resume.isdigit():
-            raise Rejected("Invalid request", [Problem("from", "invalid_request", "from must be an event id")],
+        if not (resume.isascii() and resume.isdigit() and len(resume) <= _MAX_EVENT_ID_DIGITS):
+            raise Rejected("Invalid request", [Problem("from", "invalid_request", "from must be an event id",
+                                                       "send the id of the last event received (a byte offset)")],
                            status=422)
         size = path.stat().st_size if path.is_file() else 0
         return min(int(resume), size)
@@ -77,7 +80,7 @@ async def _events(request: Request, rt: Runtime, user: UserView, ref: str, path:
 async def stream(
     request: Request,
     id: str = "",
-    tail: int = 2000,
+    tail: int = Query(2000, ge=0, le=MAX_TAIL, description="lines to replay first; 0 replays the whole log"),
     resume: str | None = Query(None, alias="from"),
     rt: Runtime = Depends(runtime),
 ) -> StreamingResponse:

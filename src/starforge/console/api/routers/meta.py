@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
 from .... import __version__
+from ..deps import refuse_nul_parameters
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 @router.get("/api/version")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -12,27 +13,28 @@ from ....bundle import BundleFile, pack_bytes
 from ...runtime import Runtime
 from ...services.accounts import UserView
 from ...services.registries import plugins
-from ..body import read_body, read_json
-from ..deps import current_user, runtime
+from ..body import Upload, read_json_object, spooled_body
+from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
+from ._openapi import PLUGIN_PACKAGE, PLUGIN_PATCH
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
-@router.post("/api/plugins/publish")
-async def publish(request: Request, owner: str = "", rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Publish a plugin package (tar.gz with plugin.yaml); republishing a version is 409."""
-    data = await read_body(request, 256 * 1024 * 1024)
-    user: UserView = await run_in_threadpool(current_user, request)
-    store = rt.settings.state_dir / "plugins"
-    store.mkdir(parents=True, exist_ok=True)
+@router.post("/api/plugins/publish", openapi_extra=PLUGIN_PACKAGE)
+async def publish(request: Request, owner: str = "", user: UserView = Depends(current_user),
+                  rt: Runtime = Depends(runtime), spool: Path = Depends(upload_dir)) -> dict[str, Any]:
+    """Publish a plugin package (tar.gz with plugin.yaml); republishing a version is 409.
 
-    def work() -> dict[str, Any]:
-        with rt.db.write() as db:
-            view = plugins.publish(db, user, owner or user.username, data, store)
-        return {"id": view.id, "version": view.version, "kind": view.kind, "digest": view.digest,
-                "size_bytes": view.size_bytes}
+    The caller is authenticated before any of the body is read; the body is then spooled to disk, never memory."""
+    async with spooled_body(request, limit=plugins.MAX_PACKAGE_BYTES, directory=spool) as upload:
+        return await run_in_threadpool(_publish, rt, user, owner or user.username, upload)
 
-    return await run_in_threadpool(work)
+
+def _publish(rt: Runtime, user: UserView, owner: str, upload: Upload) -> dict[str, Any]:
+    with rt.db.write() as db:
+        view = plugins.publish(db, user, owner, upload.read_bytes(), rt.settings.state_dir / "plugins")
+    return {"id": view.id, "version": view.version, "kind": view.kind, "digest": view.digest,
+            "size_bytes": view.size_bytes}
 
 
 @router.get("/api/plugins")
@@ -50,11 +52,11 @@ def show_plugin(owner: str, name: str, version: str = "", _user: UserView = Depe
         return plugins.get_plugin(db, owner, name, version or None).to_dict()
 
 
-@router.patch("/api/plugins/{owner}/{name}")
-async def patch_plugin(owner: str, name: str, request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+@router.patch("/api/plugins/{owner}/{name}", openapi_extra=PLUGIN_PATCH)
+async def patch_plugin(owner: str, name: str, request: Request, user: UserView = Depends(current_user),
+                       rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Enable or disable a plugin `{enabled, version?}`."""
-    body = await read_json(request)
-    user: UserView = await run_in_threadpool(current_user, request)
+    body = await read_json_object(request)
 
     def work() -> dict[str, Any]:
         with rt.db.write() as db:
@@ -69,13 +71,9 @@ async def patch_plugin(owner: str, name: str, request: Request, rt: Runtime = De
 def package(owner: str, name: str, version: str = "", _user: UserView = Depends(current_user),
             rt: Runtime = Depends(runtime)) -> Response:
     """Download a plugin version as a deterministic tar.gz of its directory."""
-    from pathlib import Path
-
     with rt.db.read() as db:
         view = plugins.get_plugin(db, owner, name, version or None)
     root = Path(view.path)
     files = [BundleFile(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file()]
     data, _info = pack_bytes(files)
     return Response(content=data, media_type="application/gzip")
-
-

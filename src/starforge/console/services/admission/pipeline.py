@@ -1,8 +1,12 @@
 """The admission pipeline: stage B–D through the shared verdict, owner stamping, then the policy checks in order.
 
-Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → image allowlist →
-init_from → data references → plugins → profiles and pools → quota → bundle safety. A later stage runs only when
-the earlier ones found nothing; inside the policy stage every check runs and every problem is reported.
+Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → path-component
+names → image allowlist → init_from → data references → plugins → profiles and pools → quota → bundle safety.
+A later stage runs only when the earlier ones found nothing; inside the policy stage every check runs and every
+problem is reported.
+
+The names check (ours, not in §12) opens the policy stage: it reads only the spec, and the names it refuses are
+the fields every later check and the run directory are built from, so its problems come first.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from .checks import (
     check_data,
     check_image,
     check_init_from,
+    check_names,
     check_plugins,
     check_profiles,
     check_quota,
@@ -31,7 +36,9 @@ from .resolve import resolve_references
 
 __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "admit", "stamp_owner"]
 
-POLICY_CHECKS = (check_image, check_init_from, check_data, check_plugins, check_profiles, check_quota, check_bundle)
+POLICY_CHECKS = (
+    check_names, check_image, check_init_from, check_data, check_plugins, check_profiles, check_quota, check_bundle,
+)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,17 @@
-"""Artifacts registered by runs (checkpoints, exports, reports); `run/<id>/<kind>[@step=N]` resolves to a path."""
+"""Artifacts registered by runs (checkpoints, exports, reports); `run/<id>/<kind>[@step=N]` resolves to a path.
+
+A run registers only files inside its own output folder (symbolic links resolved), or remote URLs; `init_from`
+resolves only to an artifact that is still inside the producing run's output folder.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -13,7 +20,38 @@ from ....contract import ArtifactRef
 from ...store.models import Artifact, Job
 from ..accounts import UserView
 
-__all__ = ["ArtifactView", "list_artifacts", "register", "resolve"]
+__all__ = ["ArtifactView", "inside_out_folder", "is_remote", "list_artifacts", "local_path", "register", "resolve"]
+
+_REMOTE = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+
+
+def is_remote(where: str) -> bool:
+    """Return True for an artifact kept outside this machine (`s3://bucket/key` and other URLs)."""
+    return _REMOTE.fullmatch(where) is not None
+
+
+def inside_out_folder(path: str | Path, run_dir: str | Path) -> bool:
+    """Return True when `path`, with every symbolic link resolved, lies inside `<run_dir>/out`."""
+    out = os.path.realpath(os.path.join(run_dir, "out"))
+    real = os.path.realpath(path)
+    return real == out or real.startswith(out + os.sep)
+
+
+def local_path(where: str, *, run_dir: str | Path, job_out: str) -> Path | None:
+    """Return the console's path of a file a job reported (as it sees it, under `job_out`), or None when it is
+    not inside the run's output folder or does not exist."""
+    if not where.startswith("/"):
+        relative = where
+    elif where == job_out or where.startswith(job_out.rstrip("/") + "/"):
+        relative = where[len(job_out.rstrip("/")) + 1:]
+    else:
+        return None
+    if any(part == ".." for part in relative.split("/")):
+        return None
+    host = Path(run_dir) / "out" / relative
+    if not os.path.lexists(host) or not inside_out_folder(host, run_dir):
+        return None
+    return Path(os.path.realpath(host))
 
 
 @dataclass(frozen=True)
@@ -69,12 +107,12 @@ def resolve(db: Session, ref: ArtifactRef, user: UserView) -> ArtifactView | Non
     Without `@step=N` the latest step of that kind is taken.
     """
     job = db.get(Job, ref.run_id)
-    if job is None or (job.user_id != user.id and not user.is_admin):
+    if job is None or (job.user_id != user.id and not user.is_admin) or not job.run_dir:
         return None
     query = select(Artifact).where(Artifact.run_id == ref.run_id, Artifact.kind == ref.kind)
     if ref.step is not None:
         query = query.where(Artifact.step == ref.step)
-    rows = list(db.scalars(query))
+    rows = [r for r in db.scalars(query) if not is_remote(r.path) and inside_out_folder(r.path, job.run_dir)]
     if not rows:
         return None
     rows.sort(key=lambda r: (r.step if r.step is not None else -1, r.id))

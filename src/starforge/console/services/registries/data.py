@@ -5,18 +5,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ....contract import Problem, VersionedRef
+from ....contract import Problem, VersionedRef, is_safe_segment, parse_versioned_ref
 from ...store.models import AssetGrant, DataAsset
 from ..accounts import UserView
 from ..errors import Conflict, Rejected
 
-__all__ = ["KINDS", "AssetView", "can_read", "list_assets", "register", "resolve", "version_exists"]
+__all__ = [
+    "KINDS",
+    "AssetView",
+    "can_read",
+    "list_assets",
+    "register",
+    "register_request",
+    "resolve",
+    "version_exists",
+]
 
 KINDS = ("corpus", "dataset", "volume", "environment")
+_MAX_OWNER = 64  # data_assets.owner and asset_grants.username columns
+_MAX_NAME = 128  # data_assets.name and data_assets.version columns
 
 
 @dataclass(frozen=True)
@@ -60,21 +72,52 @@ def _view(db: Session, row: DataAsset) -> AssetView:
                      _grants(db, row.kind, row.owner, row.name))
 
 
+def _directory(path: str) -> Path | None:
+    try:
+        directory = Path(path).expanduser()
+        return directory if path and directory.is_dir() else None
+    except (OSError, ValueError):  # a NUL byte, an unknown ~user, an unreadable parent
+        return None
+
+
+def _check_ref(ref: VersionedRef) -> list[Problem]:
+    problems = []
+    if not ref.version:
+        problems.append(Problem("ref", "version_required", "register a specific version: <owner>/<name>@<version>",
+                                "add @<version>, e.g. alice/handbook@v1"))
+    for part, value, limit in (("owner", ref.owner, _MAX_OWNER), ("name", ref.name, _MAX_NAME),
+                               ("version", ref.version, _MAX_NAME)):
+        if len(value) > limit:
+            problems.append(Problem(f"ref.{part}", "value_too_long", f"the {part} is longer than {limit} characters",
+                                    f"shorten the {part} to at most {limit} characters"))
+    return problems
+
+
+def _check_fields(kind: str, path: str, visibility: str, grants: tuple[str, ...]) -> list[Problem]:
+    problems = []
+    if kind not in KINDS:
+        problems.append(Problem("kind", "invalid_request", f"kind must be one of {', '.join(KINDS)}",
+                                f"send one of {', '.join(KINDS)}"))
+    if _directory(path) is None:
+        problems.append(Problem("path", "invalid_request", f"{path[:200]!r} is not a directory on the console machine",
+                                "register an existing directory by its absolute path"))
+    if visibility not in ("private", "public"):
+        problems.append(Problem("visibility", "invalid_request", "visibility must be private or public",
+                                "send private or public"))
+    for index, username in enumerate(grants):
+        if len(username) > _MAX_OWNER or not is_safe_segment(username):
+            problems.append(Problem(f"grants[{index}]", "not_a_safe_segment", f"{username[:80]!r} is not a username",
+                                    f"name an account: a safe segment of at most {_MAX_OWNER} characters"))
+    return problems
+
+
 def register(
     db: Session, kind: str, ref: VersionedRef, path: str, *, visibility: str = "private", grants: tuple[str, ...] = ()
 ) -> AssetView:
     """Register a version of an asset at an existing directory; versions are immutable."""
-    problems = []
-    if kind not in KINDS:
-        problems.append(Problem("kind", "invalid_request", f"kind must be one of {', '.join(KINDS)}"))
-    if not ref.version:
-        problems.append(Problem("ref", "version_required", "register a specific version: <owner>/<name>@<version>"))
-    if visibility not in ("private", "public"):
-        problems.append(Problem("visibility", "invalid_request", "visibility must be private or public"))
-    directory = Path(path).expanduser()
-    if not directory.is_dir():
-        problems.append(Problem("path", "invalid_request", f"{path} is not a directory on the console machine"))
-    if problems:
+    problems = _check_ref(ref) + _check_fields(kind, path, visibility, grants)
+    directory = _directory(path)
+    if problems or directory is None:
         raise Rejected("Invalid registration", problems)
     exists = db.scalar(
         select(DataAsset).where(
@@ -92,6 +135,38 @@ def register(
             db.add(AssetGrant(kind=kind, owner=ref.owner, name=ref.name, username=username))
     db.flush()
     return _view(db, row)
+
+
+def _text(body: dict[str, Any], key: str, default: str, problems: list[Problem]) -> str:
+    value = body.get(key)
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str):
+        problems.append(Problem(key, "not_a_string", f"{key} must be a string", f"send {key} as a JSON string"))
+        return default
+    return value
+
+
+def register_request(db: Session, body: dict[str, Any]) -> AssetView:
+    """Register what an administrator's request `{kind, ref, path, visibility?, grants?}` describes, refusing every
+    malformed field at once."""
+    problems: list[Problem] = []
+    kind = _text(body, "kind", "", problems)
+    raw_ref = _text(body, "ref", "", problems).strip()
+    path = _text(body, "path", "", problems)
+    visibility = _text(body, "visibility", "private", problems)
+    raw_grants = body.get("grants") or []
+    if not isinstance(raw_grants, list) or not all(isinstance(g, str) for g in raw_grants):
+        problems.append(Problem("grants", "not_a_list", "grants must be a list of usernames",
+                                "send [\"alice\", \"bob\"], or leave it out"))
+        raw_grants = []
+    ref, found = parse_versioned_ref(raw_ref, "ref") if raw_ref else (None, [
+        Problem("ref", "invalid_reference", "ref is required", "send <owner>/<name>@<version>")])
+    problems += found + (_check_ref(ref) if ref is not None else [])
+    problems += _check_fields(kind, path, visibility, tuple(raw_grants))
+    if problems or ref is None:
+        raise Rejected("Invalid registration", problems)
+    return register(db, kind, ref, path, visibility=visibility, grants=tuple(raw_grants))
 
 
 def can_read(asset: AssetView, user: UserView) -> bool:

@@ -7,20 +7,37 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....bundle import BundleLimits, UnsafeBundle, directory_digest, extract_bundle
 from ....contract import Problem, is_safe_segment
+from ....safeyaml import YamlRefused, load_yaml_bounded
 from ...store.models import Plugin
 from ..accounts import UserView
 from ..errors import Conflict, Forbidden, NotFound, Rejected
 
-__all__ = ["PluginView", "get_plugin", "list_plugins", "publish", "set_enabled"]
+__all__ = [
+    "MAX_MANIFEST_BYTES",
+    "MAX_PACKAGE_BYTES",
+    "MAX_SUMMARY",
+    "PluginView",
+    "get_plugin",
+    "list_plugins",
+    "publish",
+    "set_enabled",
+]
 
 _MANIFEST = "plugin.yaml"
-_LIMITS = BundleLimits(max_bytes=256 * 1024 * 1024, max_files=5_000)
+MAX_PACKAGE_BYTES = 256 * 1024 * 1024  # a published package, compressed
+_LIMITS = BundleLimits(max_bytes=MAX_PACKAGE_BYTES, max_files=5_000)
+MAX_MANIFEST_BYTES = 64 * 1024  # plugin.yaml holds four short keys
+MAX_SUMMARY = 1000  # characters stored and listed by GET /api/plugins
+_MAX_SEGMENT = 128  # plugins.name and plugins.version columns
+_MAX_KIND = 16  # plugins.kind column
+_MAX_OWNER = 64  # a username
 
 
 @dataclass(frozen=True)
@@ -55,33 +72,72 @@ class PluginView:
 
 
 def _view(row: Plugin) -> PluginView:
-    return PluginView(row.owner, row.name, row.version, row.kind, row.digest, row.summary, bool(row.enabled),
+    # rows published before summaries were bounded may hold huge ones: never serve more than the bound
+    return PluginView(row.owner, row.name, row.version, row.kind, row.digest, row.summary[:MAX_SUMMARY],
+                      bool(row.enabled),
                       row.visibility, row.path, row.size_bytes, row.created_by, row.created_at)
 
 
-def _read_manifest(root: Path) -> tuple[dict[str, str], list[Problem]]:
-    import yaml
+def _text_field(data: dict[str, Any], key: str, default: str, limit: int, hint: str) -> tuple[str, list[Problem]]:
+    value = data.get(key)
+    if not value:
+        return default, []
+    if isinstance(value, (dict, list)):
+        return default, [Problem(f"{_MANIFEST}.{key}", "invalid_request", f"{key} must be text, not a collection", hint)]
+    text = str(value)
+    if len(text) > limit:
+        return default, [Problem(f"{_MANIFEST}.{key}", "value_too_long",
+                                 f"{key} is {len(text)} characters long; at most {limit} are stored", hint)]
+    return text, []
 
+
+def _load_manifest(file: Path) -> tuple[Any, list[Problem]]:
+    hint = f"write {_MANIFEST} as a small UTF-8 YAML mapping (name, version, kind, summary) without alias tricks"
+    if file.stat().st_size > MAX_MANIFEST_BYTES:
+        return None, [Problem(_MANIFEST, "yaml_refused", f"{_MANIFEST} is larger than {MAX_MANIFEST_BYTES} bytes",
+                              hint)]
+    try:
+        return load_yaml_bounded(file.read_text(encoding="utf-8"), max_bytes=MAX_MANIFEST_BYTES, what=_MANIFEST), []
+    except UnicodeDecodeError:
+        return None, [Problem(_MANIFEST, "yaml_refused", f"{_MANIFEST} is not UTF-8 text", hint)]
+    except YamlRefused as exc:
+        return None, [Problem(_MANIFEST, "yaml_refused", f"{_MANIFEST} was refused: {exc.reason}", hint)]
+
+
+def _read_manifest(root: Path) -> tuple[dict[str, str], list[Problem]]:
     file = root / _MANIFEST
     if not file.is_file():
         return {}, [Problem("bundle", "invalid_request", f"the package has no {_MANIFEST}",
                             "add plugin.yaml with name, version and summary at the package root")]
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        return {}, [Problem("bundle", "invalid_request", f"{_MANIFEST} is not valid YAML: {exc}")]
-    problems = []
+    data, problems = _load_manifest(file)
+    if problems:
+        return {}, problems
+    data = data if isinstance(data, dict) else {}
     out: dict[str, str] = {}
     for key in ("name", "version"):
-        value = data.get(key) if isinstance(data, dict) else None
+        value = data.get(key)
         if not isinstance(value, str) or not is_safe_segment(value.strip()):
-            problems.append(Problem(f"{_MANIFEST}.{key}", "not_a_safe_segment", f"{key} must be a safe segment"))
+            problems.append(Problem(f"{_MANIFEST}.{key}", "not_a_safe_segment", f"{key} must be a safe segment",
+                                    "use letters, digits, '.', '_' and '-', starting with a letter or digit"))
+        elif len(value.strip()) > _MAX_SEGMENT:
+            problems.append(Problem(f"{_MANIFEST}.{key}", "value_too_long",
+                                    f"{key} is at most {_MAX_SEGMENT} characters", "shorten it"))
         else:
             out[key] = value.strip()
-    if isinstance(data, dict):
-        out["summary"] = str(data.get("summary") or "")
-        out["kind"] = str(data.get("kind") or "plugin")
+    out["summary"], found = _text_field(data, "summary", "", MAX_SUMMARY,
+                                        f"keep the summary to one paragraph of at most {MAX_SUMMARY} characters")
+    problems += found
+    out["kind"], found = _text_field(data, "kind", "plugin", _MAX_KIND, f"a short word of at most {_MAX_KIND} "
+                                                                        "characters, such as plugin")
+    problems += found
     return out, problems
+
+
+def _check_owner(owner: str) -> None:
+    if len(owner) > _MAX_OWNER or not is_safe_segment(owner):
+        raise Rejected("The plugin package was refused", [
+            Problem("owner", "not_a_safe_segment", f"owner {owner[:80]!r} is not a valid namespace",
+                    f"name an account: a safe segment of at most {_MAX_OWNER} characters")])
 
 
 def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Path) -> PluginView:
@@ -90,6 +146,8 @@ def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Pa
         raise Forbidden(f"you may publish only under your own namespace ({user.username})")
     if user.role == "viewer":
         raise Forbidden("viewers cannot publish plugins")
+    _check_owner(owner)
+    store_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=store_root) as tmp:
         staging = Path(tmp) / "pkg"
         staging.mkdir()
@@ -144,6 +202,8 @@ def set_enabled(db: Session, user: UserView, owner: str, name: str, enabled: boo
     """Enable or disable a plugin (every version, or one); returns how many versions changed."""
     if owner != user.username and not user.is_admin:
         raise Forbidden("only the owner or an administrator may change a plugin")
+    if user.role == "viewer":
+        raise Forbidden("viewers cannot change plugins")
     query = select(Plugin).where(Plugin.owner == owner, Plugin.name == name)
     if version:
         query = query.where(Plugin.version == version)

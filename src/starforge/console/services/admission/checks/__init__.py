@@ -4,6 +4,7 @@ from .bundle import check_bundle
 from .data import check_data
 from .image import check_image
 from .init_from import check_init_from
+from .names import check_names
 from .plugins import check_plugins
 from .profiles import check_profiles
 from .quota import check_quota
@@ -13,6 +14,7 @@ __all__ = [
     "check_data",
     "check_image",
     "check_init_from",
+    "check_names",
     "check_plugins",
     "check_profiles",
     "check_quota",

@@ -1,0 +1,68 @@
+"""What `/openapi.json` says about the bodies and headers that routes read by hand.
+
+Routes read their bodies themselves (authentication first, size limits, spooling), so FastAPI cannot infer them;
+these declarations document the wire shapes for readers and for schema-driven fuzzing. They validate nothing:
+the routes and services do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ADMISSION_CHECK",
+    "DEVICE_CODE",
+    "DEVICE_TOKEN",
+    "INGEST",
+    "PLUGIN_PACKAGE",
+    "PLUGIN_PATCH",
+    "QUOTA",
+    "REFRESH_TOKEN",
+    "REGISTER_DATA",
+    "SUBMISSION",
+    "USER_CODE",
+    "NEW_USER",
+]
+
+_TEXT: dict[str, Any] = {"type": "string"}
+_NUMBER: dict[str, Any] = {"type": "number"}
+
+
+def _json(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": True}
+    if required:
+        schema["required"] = list(required)
+    return {"requestBody": {"required": bool(required), "content": {"application/json": {"schema": schema}}}}
+
+
+_GZIP = {"application/gzip": {"schema": {"type": "string", "format": "binary"}}}
+
+DEVICE_CODE = _json({"device": _TEXT})
+DEVICE_TOKEN = _json({"device_code": _TEXT}, ("device_code",))
+USER_CODE = _json({"user_code": _TEXT}, ("user_code",))
+REFRESH_TOKEN = _json({"refresh_token": _TEXT}, ("refresh_token",))
+ADMISSION_CHECK = _json({"spec": {"type": "object"}, "profile": _TEXT}, ("spec",))
+NEW_USER = _json({"username": _TEXT, "role": {"enum": ["admin", "operator", "viewer"]}, "email": _TEXT},
+                 ("username",))
+QUOTA = _json({"username": _TEXT, "max_concurrent_gpus": {"type": "integer"}, "max_concurrent_jobs": {"type": "integer"},
+               "daily_gpu_hours": _NUMBER, "max_storage_gb": _NUMBER, "priority": {"type": "integer"},
+               "allowed_profiles": {"type": "array", "items": _TEXT}}, ("username",))
+REGISTER_DATA = _json({"kind": {"enum": ["corpus", "dataset", "volume", "environment"]}, "ref": _TEXT, "path": _TEXT,
+                       "visibility": {"enum": ["private", "public"]}, "grants": {"type": "array", "items": _TEXT}},
+                      ("kind", "ref", "path"))
+PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
+INGEST = _json({"run_id": _TEXT}, ("run_id",))
+PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}
+SUBMISSION = {
+    "parameters": [
+        {"name": "X-Forge-Meta", "in": "header", "required": False, "schema": _TEXT,
+         "description": "the submission envelope as JSON (ISO-8859-1); with an application/gzip bundle body"},
+        {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string", "maxLength": 255},
+         "description": "a repeated key replays the first answer"},
+    ],
+    "requestBody": {"required": False, "content": {
+        **_GZIP,
+        "multipart/form-data": {"schema": {"type": "object", "required": ["spec"], "properties": {
+            "spec": _TEXT, "exp": _TEXT, "profile": _TEXT, "bundle": {"type": "string", "format": "binary"}}}},
+    }},
+}

@@ -1,0 +1,100 @@
+"""Per-job uids for a console running as root, taken from a configured range the way systemd's DynamicUser does.
+
+A uid is free when no running job holds it and no process of this machine runs as it. The range must not
+overlap any account of the machine (`check_range`), so a job never runs as somebody.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import threading
+from pathlib import Path
+
+__all__ = ["DEFAULT_RANGE", "UidPool", "check_range", "chown_tree", "reclaim_tree"]
+
+DEFAULT_RANGE = (61184, 65519)  # systemd's range for dynamic users
+
+
+def _uids_in_use() -> set[int]:
+    used: set[int] = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                used.add(os.stat(f"/proc/{name}").st_uid)
+            except OSError:
+                continue
+    return used
+
+
+def check_range(first: int, last: int) -> str:
+    """Return why the uid range is unusable ("" when it is fine): too small, privileged, or holding accounts."""
+    if first < 1000 or last < first:
+        return f"uid_range {first}-{last} must be a range of unprivileged uids (1000 or more)"
+    taken = sorted(f"{p.pw_name} ({p.pw_uid})" for p in pwd.getpwall() if first <= p.pw_uid <= last)
+    if taken:
+        return f"uid_range {first}-{last} holds accounts of this machine: {', '.join(taken[:5])}"
+    return ""
+
+
+class UidPool:
+    """Hand out one uid per running job; `hold` re-attached jobs' uids after a restart."""
+
+    def __init__(self, first: int, last: int) -> None:
+        self.first, self.last = first, last
+        self._held: set[int] = set()
+        self._lock = threading.Lock()
+
+    def take(self) -> int:
+        """Return a uid no job holds and no process runs as; raise RuntimeError when the range is exhausted."""
+        with self._lock:
+            busy = self._held | _uids_in_use()
+            for uid in range(self.first, self.last + 1):
+                if uid not in busy:
+                    self._held.add(uid)
+                    return uid
+        raise RuntimeError(f"every uid of the range {self.first}-{self.last} is in use")
+
+    def hold(self, uid: int) -> None:
+        """Mark a uid as held by a job (re-attached after a restart)."""
+        with self._lock:
+            self._held.add(uid)
+
+    def release(self, uid: int) -> None:
+        """Return a job's uid to the pool once its processes are gone."""
+        with self._lock:
+            self._held.discard(uid)
+
+
+def chown_tree(root: Path, uid: int, gid: int) -> None:
+    """Give a folder tree to `uid:gid` without following symbolic links (the tree may hold a job's files)."""
+    for current, dirs, files in os.walk(root, followlinks=False):
+        os.chown(current, uid, gid, follow_symlinks=False)
+        for name in (*dirs, *files):
+            os.chown(os.path.join(current, name), uid, gid, follow_symlinks=False)
+
+
+def reclaim_tree(root: Path) -> None:
+    """Give a finished job's folder tree back to this process's user, readable by jobs that use it as an input.
+
+    Links are never followed; set-id bits are dropped; write permission stays with the owner alone.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    for current, dirs, files in os.walk(root, followlinks=False):
+        _reclaim(current, uid, gid, directory=True)
+        for name in dirs:
+            _reclaim(os.path.join(current, name), uid, gid, directory=True)
+        for name in files:
+            _reclaim(os.path.join(current, name), uid, gid, directory=False)
+
+
+def _reclaim(path: str, uid: int, gid: int, *, directory: bool) -> None:
+    try:
+        info = os.lstat(path)
+        os.chown(path, uid, gid, follow_symlinks=False)
+        if os.path.islink(path):
+            return
+        executable = directory or bool(info.st_mode & 0o100)
+        os.chmod(path, 0o755 if executable else 0o644)
+    except OSError:
+        return  # removed meanwhile, or a special file: nothing of ours to fix

@@ -1,0 +1,236 @@
+"""How the local executor isolates jobs: the sandbox (checked at start), per-job uids, and resource limits.
+
+`Isolation.prepare` is called once when the console starts. It refuses to return (raising SandboxUnavailable with
+the fix) unless a real sandboxed probe shows that a job cannot see the state folder, runs as another identity and
+can reach its runtime. `executors.local.sandbox: off` skips all of it, and `warning` then says so loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .base import JobPaths
+from .identities import UidPool, check_range, chown_tree
+from .limits import CgroupV2, JobLimits, detect_cgroup, machine_memory
+from .sandbox import (
+    SANDBOX_ROOT,
+    SYSTEM_DIRS,
+    SandboxUnavailable,
+    View,
+    bwrap_command,
+    find_bwrap,
+    runtime_paths,
+    supports,
+)
+
+__all__ = ["Isolation", "IsolationConfig", "SandboxUnavailable", "SpawnPlan"]
+
+_PROBE = r"""
+import json, os, sys
+state = sys.argv[1]
+out = {"uid": os.getuid(), "pid": os.getpid(), "state_visible": os.path.exists(state)}
+try:
+    open(os.path.join(os.environ["PROBE_OUT"], "probe"), "w").write("ok")
+    out["writable"] = True
+except OSError as exc:
+    out["writable"] = str(exc)
+try:
+    import starforge.runner  # the runtime jobs start with
+    out["runtime"] = True
+except Exception as exc:
+    out["runtime"] = repr(exc)
+print(json.dumps(out))
+"""
+
+
+@dataclass(frozen=True)
+class IsolationConfig:
+    """`executors.local` of the console configuration."""
+
+    sandbox: bool = True
+    uid_range: tuple[int, int] = (61184, 65519)
+    memory_per_slot: int = 0  # bytes; 0: the machine's memory divided by its slots
+    cpus_per_slot: float = 0.0  # 0: the machine's CPUs divided by its slots
+    cgroup: str = "auto"  # auto | off | a delegated cgroup v2 directory
+
+
+@dataclass(frozen=True)
+class SpawnPlan:
+    """The command to spawn for a job and the file descriptor that carries bubblewrap's arguments, if any."""
+
+    argv: list[str]
+    args_fd: int | None = None
+    input_fds: tuple[int, ...] = ()
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """Return every descriptor bubblewrap must inherit."""
+        return (*((self.args_fd,) if self.args_fd is not None else ()), *self.input_fds)
+
+
+@dataclass
+class Isolation:
+    """The isolation of one console's jobs; `Isolation.none()` runs them unsandboxed (development only)."""
+
+    storage_root: Path
+    config: IsolationConfig = field(default_factory=IsolationConfig)
+    bwrap: str = ""
+    uids: UidPool | None = None
+    cgroup: CgroupV2 | None = None
+    limits_mode: str = "rlimits"
+    runtime: tuple[Path, ...] = ()
+    masked: tuple[str, ...] = ()
+    disable_userns: bool = False
+    memory_per_slot: int = 0
+    cpus_per_slot: float = 0.0
+
+    @classmethod
+    def none(cls, storage_root: Path | None = None) -> Isolation:
+        """Return the absence of a sandbox: jobs run as this user with this process's view of the machine."""
+        return cls(storage_root or Path("/"), IsolationConfig(sandbox=False))
+
+    @property
+    def sandboxed(self) -> bool:
+        """Return True when jobs run inside the sandbox."""
+        return self.config.sandbox
+
+    @classmethod
+    def prepare(cls, storage_root: Path, config: IsolationConfig, *, total_slots: int,
+                masked: tuple[str, ...] = ()) -> Isolation:
+        """Check that jobs can be isolated as configured and return the isolation; raise SandboxUnavailable."""
+        slots = max(1, total_slots)
+        per_slot_memory = config.memory_per_slot or machine_memory() // slots
+        per_slot_cpus = config.cpus_per_slot or max(0.1, (os.cpu_count() or 1) / slots)
+        if not config.sandbox:
+            return cls(storage_root, config, memory_per_slot=per_slot_memory, cpus_per_slot=per_slot_cpus)
+        bwrap = find_bwrap()
+        uids = None
+        if os.getuid() == 0:
+            problem = check_range(*config.uid_range)
+            if problem:
+                raise SandboxUnavailable(problem, "set executors.local.uid_range to a free range, e.g. [61184, 65519]")
+            if shutil.which("setpriv") is None:
+                raise SandboxUnavailable("setpriv (util-linux) is missing, so jobs cannot drop to their own uid",
+                                         "install util-linux (Debian/Ubuntu: apt-get install util-linux)")
+            uids = UidPool(*config.uid_range)
+        cgroup, why_not = detect_cgroup(config.cgroup)
+        runtime = tuple(runtime_paths())
+        visible = (*runtime, *(Path("/") / name for name in SYSTEM_DIRS))
+        hidden = tuple(m for m in masked if Path(m).is_file() and any(Path(m).is_relative_to(v) for v in visible))
+        isolation = cls(
+            storage_root, config, bwrap, uids, cgroup, "cgroup v2" if cgroup else f"rlimits ({why_not})",
+            runtime, hidden, uids is None and supports(bwrap, "--disable-userns"), per_slot_memory, per_slot_cpus,
+        )
+        isolation.probe()
+        return isolation
+
+    def job_paths(self, run_dir: Path) -> JobPaths:
+        """Return where a run's folders appear to its job: under /forge in the sandbox, where they are without."""
+        if not self.sandboxed:
+            return JobPaths(str(self.storage_root), str(run_dir), None)
+        try:
+            relative = run_dir.relative_to(self.storage_root).as_posix()
+        except ValueError:
+            relative = f"runs/{run_dir.name}"
+        return JobPaths(SANDBOX_ROOT, f"{SANDBOX_ROOT}/{relative}", f"{SANDBOX_ROOT}/inputs", home="/tmp", tmp="/tmp")
+
+    def limits_for(self, slots: int, cores: tuple[int, ...], wall_seconds: float | None) -> JobLimits:
+        """Return the limits of a job holding `slots` slots (and pinned to `cores` without cgroups)."""
+        slots = max(1, slots)
+        return JobLimits(self.memory_per_slot * slots, round(self.cpus_per_slot * slots, 3),
+                         () if self.cgroup else cores, wall_seconds)
+
+    def view(self, run_dir: Path, paths: JobPaths, cwd: str, ro: tuple[tuple[Path, str], ...],
+             devices: tuple[str, ...], ro_fds: tuple[tuple[int, str], ...] = ()) -> View:
+        """Return what the job of `run_dir` sees: runtime and inputs read-only, its own folders read-write."""
+        rw = tuple((run_dir / name, f"{paths.run_dir}/{name}") for name in ("work", "out", "logs"))
+        runtime = tuple((p, str(p)) for p in self.runtime)
+        return View(cwd=cwd, rw=rw, ro=runtime + ro, ro_fds=ro_fds, masked=self.masked, devices=devices,
+                    tmp=run_dir / "tmp")
+
+    def spawn(self, view: View, command: list[str], *, uid: int | None, prefix: list[str]) -> SpawnPlan:
+        """Return how to start `command` in `view`: bubblewrap reading its arguments from a memory file."""
+        options, inside = bwrap_command(view, command, uid=uid, disable_userns=self.disable_userns)
+        fd = os.memfd_create("bwrap-args", 0)
+        os.write(fd, b"".join(a.encode() + b"\0" for a in options))
+        os.lseek(fd, 0, os.SEEK_SET)
+        return SpawnPlan([*prefix, self.bwrap, "--args", str(fd), "--", *inside], fd,
+                         tuple(fd for fd, _target in view.ro_fds))
+
+    def probe(self) -> None:
+        """Run a real sandboxed process and raise SandboxUnavailable unless it is isolated as promised."""
+        check_root = self.storage_root / "sandbox-check"
+        check_root.mkdir(parents=True, exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=check_root))
+        uid = self.uids.take() if self.uids else None
+        try:
+            for name in ("work", "out", "logs", "tmp"):
+                (run_dir / name).mkdir()
+            if uid is not None:
+                chown_tree(run_dir, uid, uid)
+            paths = self.job_paths(run_dir)
+            view = self.view(run_dir, paths, paths.work, (), ())
+            plan = self.spawn(view, [sys.executable, "-I", "-c", _PROBE, str(self.storage_root)], uid=uid, prefix=[])
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PROBE_OUT": paths.out}
+            try:
+                done = subprocess.run(plan.argv, env=env, capture_output=True, text=True, timeout=60,
+                                      pass_fds=plan.pass_fds)
+            finally:
+                if plan.args_fd is not None:
+                    os.close(plan.args_fd)
+            self._judge(done, uid)
+        finally:
+            if self.uids and uid is not None:
+                self.uids.release(uid)
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _judge(self, done: subprocess.CompletedProcess[str], uid: int | None) -> None:
+        fix = ("enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on Debian; "
+               "user.max_user_namespaces > 0; on Ubuntu 24.04 allow bwrap in AppArmor), run the console as root "
+               "for per-job uids, or set `executors: {local: {sandbox: off}}` on a single-user machine only")
+        if done.returncode != 0 or not done.stdout.strip():
+            detail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            raise SandboxUnavailable(f"a sandboxed test process failed: {' / '.join(detail) or done.returncode}",
+                                     fix)
+        try:
+            facts = json.loads(done.stdout.strip().splitlines()[-1])
+        except ValueError as exc:
+            raise SandboxUnavailable(f"the sandboxed test process answered {done.stdout!r}", fix) from exc
+        if facts.get("state_visible"):
+            raise SandboxUnavailable(
+                f"the state directory {self.storage_root} is visible inside the sandbox (it lies inside a path jobs "
+                "must read: the system folders or the Python runtime)",
+                "move the state directory (--state-dir) outside /usr, /etc and the Python installation",
+            )
+        if facts.get("runtime") is not True:
+            raise SandboxUnavailable(f"jobs cannot import StarForge's runner in the sandbox: {facts.get('runtime')}",
+                                     "install StarForge in a Python environment readable by every user")
+        if facts.get("writable") is not True:
+            raise SandboxUnavailable(f"jobs cannot write their output folder: {facts.get('writable')}", fix)
+        if uid is not None and facts.get("uid") != uid:
+            raise SandboxUnavailable(f"the job ran as uid {facts.get('uid')} instead of {uid}", fix)
+
+    def describe(self) -> str:
+        """Return one line for the console's start banner."""
+        if not self.sandboxed:
+            return "job sandbox: OFF"
+        who = f"per-job uids {self.config.uid_range[0]}-{self.config.uid_range[1]}" if self.uids else "user namespace"
+        gib = self.memory_per_slot / 1024**3
+        return (f"job sandbox: bubblewrap, {who}; limits: {self.limits_mode}, {gib:.1f} GiB and "
+                f"{self.cpus_per_slot:g} CPU per slot")
+
+    def warning(self) -> str:
+        """Return the loud warning printed at every start when the sandbox is off ("" when it is on)."""
+        if self.sandboxed:
+            return ""
+        return ("WARNING: the job sandbox is OFF (executors.local.sandbox: off). Jobs run as this console's user "
+                "with its view of the machine: any job can read and change the console's state folder, its "
+                "database and every user's runs, and can become an administrator. Use this only on a single-user "
+                "machine; remove the setting to sandbox jobs.")
