@@ -157,3 +157,21 @@ def test_the_admin_token_is_printed_only_once_the_port_is_bound(tmp_path: Path) 
             assert admin.get("/api/whoami").json()["username"] == "admin"
     finally:
         console.stop()
+
+
+def test_a_console_that_cannot_sandbox_jobs_refuses_to_start_and_says_how_to_fix_it(tmp_path: Path) -> None:
+    bin_dir = Path(SF).parent  # the environment's own commands, but no bubblewrap on PATH
+    done = subprocess.run([SF, "console", "up", "--state-dir", str(tmp_path / "state"), "--port", str(free_port())],
+                          capture_output=True, text=True, timeout=60, env={"PATH": str(bin_dir), "HOME": str(tmp_path)})
+    assert done.returncode != 0 and "admin token" not in done.stdout
+    assert "cannot be sandboxed" in done.stderr and "apt-get install bubblewrap" in done.stderr
+    assert "sandbox: off" in done.stderr  # the explicit way out is named, not taken
+
+
+def test_an_unsandboxed_console_warns_loudly_at_every_start(tmp_path_factory: pytest.TempPathFactory) -> None:
+    console = make_console(tmp_path_factory, "sqlite", config={"executors": {"local": {"sandbox": "off"}}})
+    for _ in range(2):
+        console.start()
+        console.stop()
+    log = console.log_file.read_text()
+    assert log.count("WARNING: the job sandbox is OFF") == 2

@@ -39,10 +39,7 @@ def prepare_isolation(rt: Runtime) -> Any:
     gpus = detect_gpus()
     slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **rt.settings.capacity}.values())
     masked = (rt.settings.config_file,) if rt.settings.config_file else ()
-    isolation = Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked)
-    if not isolation.sandboxed:
-        log.warning("%s", isolation.warning())
-    return isolation
+    return Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked)
 
 
 def bootstrap_admin(rt: Runtime) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from .runtime import Runtime
 
 __all__ = ["start_background"]
@@ -13,8 +15,10 @@ def start_background(rt: Runtime) -> None:
     from .executors import LocalExecutor
     from .scheduler import BackgroundLoop, Scheduler
 
-    if rt.isolation is None:
+    if rt.isolation is None:  # an app built without `serve` (tests, embedding): check and warn here
         rt.isolation = prepare_isolation(rt)
+        if not rt.isolation.sandboxed:
+            logging.getLogger("starforge.console").warning("%s", rt.isolation.warning())
     executor = LocalExecutor(rt.settings.capacity, isolation=rt.isolation, stop_grace=rt.settings.stop_grace_seconds)
     rt.capacity = executor.capacity()
     loop = BackgroundLoop(rt, Scheduler(rt, executor), rt.settings.scheduler_interval)
