@@ -51,8 +51,15 @@ def free_port() -> int:
 
 def start_console(state: Path, port: int, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     log = (state.parent / "console.log").open("w")
+    extra: list[str] = []
+    if shutil.which("bwrap") is None:  # a laptop without bubblewrap: run the demo's jobs unsandboxed, and say so
+        print("note: bubblewrap is not installed, so this demo runs its jobs WITHOUT the job sandbox "
+              "(install Debian's bubblewrap for the real thing)", flush=True)
+        config = state.parent / "console.yaml"
+        config.write_text("executors:\n  local:\n    sandbox: off\n", encoding="utf-8")
+        extra = ["--config", str(config)]
     proc = subprocess.Popen([SF, "console", "up", "--host", "127.0.0.1", "--port", str(port), "--state-dir",
-                             str(state)], stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+                             str(state), *extra], stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     assert proc.stdout is not None
     token = proc.stdout.readline().rsplit(" ", 1)[-1].strip()
     import urllib.request

@@ -84,7 +84,9 @@ def _covered(path: Path, by: Iterable[Path]) -> bool:
 def runtime_paths() -> list[Path]:
     """Return the folders this interpreter needs to run the job runner: prefixes and import path, outermost only."""
     candidates = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
-    for entry in sys.path:
+    for index, entry in enumerate(sys.path):
+        if index == 0 and (not entry or os.path.abspath(entry) == os.getcwd()):
+            continue  # `python -m`/`-c` puts the working directory first: never show a job where the console ran
         if entry:
             path = Path(entry)
             candidates.append(path if os.path.isdir(path) else path.parent)
