@@ -17,6 +17,39 @@ SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance" / "jobspec-cases.jso
 _skipped_services: dict[str, str] = {}
 _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a skip message (read back by the banner)
 
+# `make test` runs pytest-xdist with `--dist loadscope --no-loadscope-reorder`: a module is one unit of work, and the
+# units are handed out in collection order, which `pytest_collection_modifyitems` below makes longest first, so a
+# long module never starts last and runs on alone while the other workers idle. Seconds per module in `make test`
+# on the 2-core development machine (3 workers; the per-module totals of `--junitxml`); modules not listed take a
+# few seconds at most and keep their collection order behind these. Only the order depends on these figures.
+UNIT_SECONDS: dict[str, float] = {
+    "tests/compat/test_official_client.py": 77,
+    "tests/e2e/test_researcher_path.py": 47,
+    "tests/integration/test_hostile_schemathesis.py": 28,
+    "tests/security/test_quota_race.py": 23,
+    "tests/integration/test_cli_jobs.py": 22,
+    "tests/integration/test_console_hardening.py": 22,
+    "tests/integration/test_job_sandbox.py": 21,
+    "tests/integration/test_cli_recipes.py": 18,
+    "tests/integration/test_cli_account.py": 18,
+    "tests/security/test_idempotency_restart.py": 15,
+    "tests/unit/cli/test_lab_commands.py": 15,
+    "tests/integration/test_mcp.py": 15,
+    "tests/integration/test_console_restart.py": 14,
+    "tests/security/test_kill_storm.py": 14,
+    "tests/e2e/test_catalog_and_pools.py": 12,
+    "tests/integration/test_console_running.py": 10,
+    "tests/integration/test_console_auth.py": 10,
+    "tests/integration/test_console_quota.py": 9,
+    "tests/security/test_auth_matrix.py": 9,
+    "tests/security/test_odd_input.py": 8,
+    "tests/integration/test_executor_conformance.py": 6,
+    "tests/unit/cli/test_account_commands_offline.py": 6,
+    "tests/integration/test_one_verdict.py": 4,
+    "tests/integration/test_client_sdk.py": 4,
+    "tests/integration/test_brief_example.py": 4,
+}
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
@@ -31,6 +64,20 @@ def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their fixtures
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the longest modules first (see UNIT_SECONDS); a module's tests stay together and in their order."""
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::", 1)[0], index)
+
+    def unit(item: pytest.Item) -> tuple[float, int]:
+        module = item.nodeid.split("::", 1)[0]
+        return -UNIT_SECONDS.get(module, 0.0), first[module]
+
+    items.sort(key=unit)
 
 
 def load_cases(*layers: str) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """The official sf client's recipe catalog, read as data at test time (never copied into the repository).
 
-`official_catalog(v)` downloads the `starforge-core==<v>` wheel with pip into `.cache/official/<v>/` (git-ignored)
-and unpacks only `starforge/recipes/catalog/**`; later calls reuse it.
+`official_catalog(v)` downloads the `starforge-core==<v>` wheel with pip into `official/<v>/` of the user's test
+cache (`cache_dir()`: `$XDG_CACHE_HOME/starforge-tests`, else `~/.cache/starforge-tests`, outside every clone, so a
+fresh clone reuses it) and unpacks only `starforge/recipes/catalog/**`; later calls reuse it. A file lock lets
+parallel test workers share one download.
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["CACHE", "OfficialUnavailable", "official_catalog"]
+__all__ = ["CACHE", "OfficialUnavailable", "cache_dir", "official_catalog"]
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "official"
+
+def cache_dir() -> Path:
+    """Return the folder the test suites cache downloads and installs in, shared by every clone of this user."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "starforge-tests"
+
+
+CACHE = cache_dir() / "official"
 _PREFIX = "starforge/recipes/catalog/"
 
 

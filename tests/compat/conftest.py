@@ -1,8 +1,10 @@
 """The official sf client (PyPI starforge-core) installed once into a cached venv and run as a black box.
 
-`official_sf` is starforge-core 0.3.56 in `.cache/compat/0.3.56/` (a Python 3.12 venv; the client needs ≥ 3.12) and
-`old_sf` is 0.3.38 in `.cache/compat/0.3.38/`. Each is installed with pip the first time and reused afterwards
-(`.installed` marks a finished install; a file lock keeps concurrent runs from installing twice). When PyPI or a
+`official_sf` is starforge-core 0.3.56 in `compat/0.3.56/` of the user's test cache (`tests/official.py::cache_dir`,
+`~/.cache/starforge-tests/` by default: outside the clone, so a fresh clone reuses it; a Python 3.12 venv, the client
+needs ≥ 3.12) and `old_sf` is 0.3.38 in `compat/0.3.38/`. Each is installed with pip the first time and reused
+afterwards (`.installed` marks a finished install; a file lock keeps parallel workers and runs from installing twice,
+and a venv whose interpreter has gone is installed again). When PyPI or a
 suitable interpreter is missing, the suite is skipped loudly as the service "official sf client", and fails under
 `STARFORGE_REQUIRE_SERVICES=1` (CI).
 
@@ -32,12 +34,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import REPO, service_unavailable
+from tests.conftest import service_unavailable
 from tests.integration.conftest import ConsoleProcess, make_console, unique
+from tests.official import cache_dir
 
 OFFICIAL_VERSION = "0.3.56"
 OLD_VERSION = "0.3.38"
-CACHE = REPO / ".cache" / "compat"
+CACHE = cache_dir() / "compat"
 SERVICE = "official sf client"
 HOW = "needs PyPI (pip install starforge-core) and a Python 3.12 interpreter (pyenv 3.12.x or python3.12 on PATH)"
 ALLOWLIST = ["nvcr.io", "registry.internal:5000"]
@@ -64,7 +67,7 @@ def find_python(minors: tuple[int, ...] = (12,)) -> str | None:
     """Return a CPython 3.x interpreter whose minor version is in `minors` (pyenv installs first, then PATH)."""
     candidates: list[str] = []
     for minor in minors:
-        candidates += sorted(glob.glob(f"/root/.pyenv/versions/3.{minor}*/bin/python"), reverse=True)
+        candidates += sorted(glob.glob(f"{Path.home()}/.pyenv/versions/3.{minor}*/bin/python"), reverse=True)
         candidates += [found for found in (shutil.which(f"python3.{minor}"),) if found]
     for python in candidates:
         version = _python_version(python)
@@ -73,17 +76,23 @@ def find_python(minors: tuple[int, ...] = (12,)) -> str | None:
     return None
 
 
+def _installed(target: Path) -> bool:
+    # the venv's interpreter links to the one it was made from: a removed pyenv version breaks it
+    return ((target / ".installed").is_file() and (target / "bin" / "sf").is_file()
+            and (target / "bin" / "python").resolve().is_file())
+
+
 def install_official(version: str, minors: tuple[int, ...] = (12,)) -> Path:
-    """Return the `sf` of starforge-core `version` in `.cache/compat/<version>/`, installing it on first use."""
+    """Return the `sf` of starforge-core `version` in the cache's `compat/<version>/`, installing it on first use."""
     target = CACHE / version
     sf = target / "bin" / "sf"
     marker = target / ".installed"
-    if marker.is_file() and sf.is_file():
+    if _installed(target):
         return sf
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / f"{version}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.is_file() and sf.is_file():
+        if _installed(target):
             return sf
         python = find_python(minors)
         if python is None:
@@ -251,21 +260,21 @@ HELLO_SH = """#!/usr/bin/env bash
 set -euo pipefail
 for i in 1 2 3 4 5; do
   echo "compat-line $i of 5 recipe=${FORGE_RECIPE} nodes=${FORGE_CLUSTER_NUM_NODES}x${FORGE_CLUSTER_GPUS_PER_NODE} exp=${FORGE_EXP_DIR#"$FORGE_WORK_DIR"/}"
-  sleep 0.4
+  sleep 0.1
 done
 echo "compat-done"
 """
 
 FAILING_SH = """#!/usr/bin/env bash
 echo "compat-about-to-fail"
-sleep 1
+sleep 0.1
 exit 3
 """
 
 LONG_SH = """#!/usr/bin/env bash
-for i in $(seq 1 300); do
+for i in $(seq 1 1500); do
   echo "compat-tick $i"
-  sleep 0.5
+  sleep 0.2
 done
 """
 

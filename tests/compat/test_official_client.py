@@ -385,9 +385,15 @@ def test_logs_resume_after_a_cut_stream_without_loss_or_repeat(
             streams = [r for r in proxy.requests if "/api/job/logs/stream" in r]
             assert len(streams) == 1 and "tail=" in streams[0], proxy.requests
             proxy.cut()  # the stream closes without `end`: the client reconnects from its last event id
-            _wait_text(sink, "compat-tick 8\n", follower)
-            streams = [r for r in proxy.requests if "/api/job/logs/stream" in r]
-            assert len(streams) >= 2 and "from=" in streams[1] and "tail=" not in streams[1], proxy.requests
+            deadline = time.monotonic() + 30
+            while len(streams := [r for r in proxy.requests if "/api/job/logs/stream" in r]) < 2:
+                assert time.monotonic() < deadline and follower.poll() is None, proxy.requests
+                time.sleep(0.05)
+            assert "from=" in streams[1] and "tail=" not in streams[1], proxy.requests
+            # lines the job printed after the reconnection, so the final check spans the cut
+            last = max(int(line.split()[1]) for line in sink.read_text(encoding="utf-8").splitlines()
+                       if line.startswith("compat-tick "))
+            _wait_text(sink, f"compat-tick {max(8, last + 2)}\n", follower)
             stopped = user.sf("job", "stop", job, cwd=lab.path)
             assert stopped.returncode == 0, output(stopped)
             assert follower.wait(timeout=60) == 0, stderr.read_text(encoding="utf-8")

@@ -1,18 +1,20 @@
-"""A real console process on loopback for integration tests, on SQLite and on PostgreSQL."""
+"""A real console process on loopback for integration tests (SQLite; PostgreSQL where the store is the point)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
+import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -20,8 +22,15 @@ import yaml
 
 from tests.conftest import require_service
 
+if TYPE_CHECKING:
+    from starforge.console.store import Database
+
 SF = str(Path(sys.executable).with_name("sf"))
 BACKENDS = ("sqlite", "postgres")
+SQLITE = ("sqlite",)
+# Every httpx client otherwise builds its own TLS context from the CA bundle (about 20 ms of CPU each, thousands of
+# times a run); consoles answer plain HTTP on loopback, so one shared default context serves them all.
+TLS = ssl.create_default_context()
 
 
 def free_port() -> int:
@@ -64,6 +73,7 @@ class ConsoleProcess:
         self.admin_token = ""
         self.proc: subprocess.Popen[str] | None = None
         self.log_file = state_dir.parent / f"{state_dir.name}-console.log"
+        self._db: Database | None = None
 
     def _db_args(self) -> list[str]:
         args = ["--state-dir", str(self.state_dir), "--config", str(self.config_file)]
@@ -74,52 +84,90 @@ class ConsoleProcess:
     def start(self) -> None:
         """Start the process and wait until `/api/version` answers (the admin token is read on first start)."""
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-        log = self.log_file.open("a")
-        self.proc = subprocess.Popen(
-            [*self.prefix, SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(),
-             *self.extra_args],
-            stdout=subprocess.PIPE, stderr=log, text=True, env=env,
-        )
-        deadline = time.time() + 60
-        if not self.admin_token:
-            assert self.proc.stdout is not None
-            line = self.proc.stdout.readline()
-            if "admin token" in line:
-                self.admin_token = line.rsplit(" ", 1)[-1].strip()
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"console exited early:\n{self.log_file.read_text()[-4000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/api/version", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        else:
-            raise RuntimeError(f"console did not start:\n{self.log_file.read_text()[-4000:]}")
+        with self.log_file.open("a") as log:
+            # its own process group: stop() reaches a wrapper's child too (a prefix such as bwrap does not forward
+            # signals); the jobs run in process groups of their own, so a SIGKILL here spares them as before
+            self.proc = subprocess.Popen(
+                [*self.prefix, SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port),
+                 *self._db_args(), *self.extra_args],
+                stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True,
+            )
+        try:
+            self._wait_until_up()
+        except BaseException:
+            self.stop(kill=True)
+            raise
         if not self.admin_token:
             self.admin_token = self.token_for("admin", "admin")
 
+    def _wait_until_up(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        deadline = time.monotonic() + 60
+        if not self.admin_token:
+            line = self.proc.stdout.readline()
+            if "admin token" in line:
+                self.admin_token = line.rsplit(" ", 1)[-1].strip()
+        with httpx.Client(base_url=self.url, timeout=1, verify=TLS) as http:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"console exited early:\n{self.log_file.read_text()[-4000:]}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if http.get("/api/version").status_code == 200:
+                        return
+                time.sleep(0.05)
+        raise RuntimeError(f"console did not start:\n{self.log_file.read_text()[-4000:]}")
+
     def stop(self, *, kill: bool = False) -> None:
-        """Stop the process (SIGTERM, or SIGKILL with `kill=True`)."""
+        """Stop the process (SIGTERM, or SIGKILL with `kill=True`), and any wrapper around it."""
+        if self._db is not None:
+            self._db.dispose()
+            self._db = None
         if self.proc is None:
             return
-        if kill:
-            self.proc.kill()
-        else:
-            self.proc.terminate()
+        proc, self.proc = self.proc, None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
         try:
-            self.proc.wait(timeout=20)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def database(self) -> Database:
+        """The console's own database, opened in this process once (beside the running console: SQLite in WAL)."""
+        if self._db is None:
+            from starforge.console.settings import load_settings
+            from starforge.console.store import Database
+
+            settings = load_settings(self.config_file, state_dir=self.state_dir, database_url=self.database_url or None)
+            self._db = Database(settings.db_url)
+        return self._db
 
     def token_for(self, user: str, role: str = "operator") -> str:
-        """Return a new API token for `user` (created with `role` if missing) via `sf console token create`."""
-        result = subprocess.run(
-            [*self.prefix, SF, "console", "token", "create", "--user", user, "--role", role, *self._db_args()],
-            capture_output=True, text=True, check=True, env={**os.environ, **self.env},
-        )
-        return result.stdout.strip()
+        """Return a new API token for `user` (created with `role` if missing).
+
+        This is what `sf console token create` does (`operator.create_token`), called in this process on the
+        console's database rather than in a new `sf` process per token. A console run as another user (`prefix`)
+        owns its SQLite files, so its tokens are made by the command, as that user (`cli_token_for`).
+        """
+        if self.prefix:
+            return self.cli_token_for(user, role)
+        from starforge.console.operator import create_token
+
+        return create_token(self.database(), user, role)
+
+    def cli_token_for(self, user: str, role: str = "operator") -> str:
+        """Return a new API token for `user` made by the real `sf console token create` command."""
+        return self.sf("token", "create", "--user", user, "--role", role, check=True).stdout.strip()
+
+    def add_data(self, kind: str, ref: str, path: Path, *, public: bool = False) -> None:
+        """Register a corpus or dataset version at `path`: `sf console <kind> add`, in this process."""
+        from starforge.console.operator import register_data
+
+        register_data(self.database(), kind, ref, str(path), public=public)
 
     def sf(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         """Run an operator command (`sf console …`) against this console's state."""
@@ -128,7 +176,7 @@ class ConsoleProcess:
 
     def client(self, token: str) -> httpx.Client:
         """Return an HTTP client for the API with a bearer token."""
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=60, verify=TLS)
 
 
 @pytest.fixture(scope="session")
@@ -152,12 +200,19 @@ def make_console(tmp_path_factory: pytest.TempPathFactory, backend: str, *, conf
 DEFAULT_CONFIG: dict[str, Any] = {
     "capacity": {"cpu": 2},
     "image_allowlist": ["nvcr.io", "registry.internal:5000"],
+    # a device login waits one second between polls, not five (0 would make our client fall back to 5 s, and makes
+    # a client that honours it poll without pause until the code is approved)
+    "device_poll_interval": 1,
 }
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=SQLITE)
 def console(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    """A running console (module scope) on SQLite and on PostgreSQL; tests use their own user names."""
+    """A running console (module scope) on SQLite; tests use their own user names.
+
+    Where the store is the point, a test asks for both backends:
+    `@pytest.mark.parametrize("console", BACKENDS, indirect=True)` (its SQLite case shares this console).
+    """
     proc = make_console(tmp_path_factory, request.param, config=DEFAULT_CONFIG)
     proc.start()
     yield proc

@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.brief import filled
-from tests.integration.conftest import BACKENDS, make_console
+from tests.integration.conftest import make_console
 from tests.integration.helpers import bundle, catalog_entry, spec_for, submit
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "src/starforge/recipes/builtin/tinyrl/grpo/template/config.yaml"
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_brief_example_is_admitted(backend: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 2}})
+def test_brief_example_is_admitted(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    console = make_console(tmp_path_factory, "sqlite", config={"capacity": {"cpu": 2}})
     console.start()
     try:
         api = console.client(console.token_for("alice"))

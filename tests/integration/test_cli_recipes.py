@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from starforge.recipes import expected_lock, load_catalog, write_lock
+from starforge.lab import expected_lock, write_lock
+from starforge.recipes import load_catalog
 from tests.conftest import service_unavailable
 from tests.official import OfficialUnavailable, official_catalog
 from tests.unit.recipes.trees import edit_lock, lab, manifest, tree, write_recipe

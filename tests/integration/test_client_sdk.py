@@ -31,14 +31,13 @@ def test_account_and_cluster_reads(console: ConsoleProcess) -> None:
         assert client.whoami().username == user
         assert client.version().api == "forge/v2"
         cluster = client.cluster_status()
-        assert cluster.profiles and cluster.total >= 0
+        assert {p.name for p in cluster.profiles} >= {"cpu", "h200"}
         usage = client.usage()
         assert "max_concurrent_gpus" in usage.quota
         catalog = client.recipes()
         assert catalog["apiVersion"] == "forge/recipe-catalog/v2" and catalog["recipes"]
-        assert isinstance(client.extensions(), list)
         assert client.jobs() == [] and client.jobs(all=True) == []
-        assert isinstance(client.admissions(), list)
+        assert client.admissions() == [] and client.extensions() == []  # a new account; nothing published here
 
 
 def test_check_returns_verdicts(console: ConsoleProcess) -> None:
@@ -93,7 +92,7 @@ def test_device_flow_then_refresh_with_rotation(console: ConsoleProcess) -> None
     assert code.user_code and code.verification_uri.startswith(console.url)
     with Console(console.url, console.token_for(approver)) as approving:
         approving.approve_device_code(code.user_code)
-    credentials = poll_device_login(console.url, code)
+    credentials = poll_device_login(console.url, code, sleep=lambda _seconds: None)  # approved already: no wait
     assert credentials.username == approver and credentials.refresh_token
 
     expired = dataclasses.replace(credentials, expires_at=0.0)

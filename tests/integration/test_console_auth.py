@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.integration.conftest import ConsoleProcess, unique
+from tests.integration.conftest import BACKENDS, TLS, ConsoleProcess, unique
 from tests.integration.helpers import spec_for, submit
 
 PUBLIC = {"/api/version", "/api/cli/device/code", "/api/cli/device/token", "/api/auth/refresh", "/api/auth/logout"}
@@ -17,20 +17,22 @@ def test_version_needs_no_token(console: ConsoleProcess) -> None:
 
 
 def test_every_api_route_requires_a_token(console: ConsoleProcess) -> None:
-    schema = httpx.get(f"{console.url}/openapi.json").json()
-    checked = 0
-    for path, methods in schema["paths"].items():
-        if not path.startswith("/api/") or path in PUBLIC:
-            continue
-        concrete = path.replace("{ref}", "r-0000000000").replace("{owner}", "x").replace("{name}", "y")
-        concrete = concrete.replace("{username}", "nobody").replace("{kind}", "corpus")
-        for method in methods:
-            response = httpx.request(method.upper(), f"{console.url}{concrete}")
-            assert response.status_code == 401, (method, path, response.text)
-            assert response.json()["detail"]
-            bad = httpx.request(method.upper(), f"{console.url}{concrete}", headers={"Authorization": "Bearer nope"})
-            assert bad.status_code == 401, (method, path)
-            checked += 1
+    with httpx.Client(base_url=console.url, verify=TLS) as anonymous:  # no credentials of its own
+        schema = anonymous.get("/openapi.json").json()
+        checked = 0
+        for path, methods in schema["paths"].items():
+            if not path.startswith("/api/") or path in PUBLIC:
+                continue
+            concrete = path.replace("{ref}", "r-0000000000").replace("{owner}", "x").replace("{name}", "y")
+            concrete = concrete.replace("{username}", "nobody").replace("{kind}", "corpus")
+            for method in methods:
+                anonymous.cookies.clear()  # each request as a stranger's first one
+                response = anonymous.request(method.upper(), concrete)
+                assert response.status_code == 401, (method, path, response.text)
+                assert response.json()["detail"]
+                bad = anonymous.request(method.upper(), concrete, headers={"Authorization": "Bearer nope"})
+                assert bad.status_code == 401, (method, path)
+                checked += 1
     assert checked >= 15
 
 
@@ -88,6 +90,7 @@ def test_non_admin_cannot_use_admin_endpoints(console: ConsoleProcess) -> None:
         assert api.post("/api/admin/quotas", json={"username": "x"}).status_code == 403
 
 
+@pytest.mark.parametrize("console", BACKENDS, indirect=True)  # token rows: rotation and family revocation
 def test_device_flow_approve_and_refresh_rotation(console: ConsoleProcess) -> None:
     name = unique()
     approver = console.token_for(name)
@@ -157,6 +160,21 @@ def test_disabled_account_is_refused(console: ConsoleProcess) -> None:
         assert api.get("/api/whoami").status_code == 200  # a re-enabled account gets new tokens
 
 
+@pytest.mark.parametrize("console", BACKENDS, indirect=True)
+def test_sf_console_token_create_prints_a_working_token(console: ConsoleProcess) -> None:
+    """The real command (other tests call the same operator function in process, see `ConsoleProcess.token_for`)."""
+    name = unique("cli")
+    token = console.cli_token_for(name, "viewer")
+    with console.client(token) as api:
+        body = api.get("/api/whoami").json()
+    assert body["username"] == name and body["user"]["role"] == "viewer"
+    again = console.cli_token_for(name, "viewer")  # an existing account gets another token; the first one still works
+    assert again != token
+    with console.client(token) as api:
+        assert api.get("/api/whoami").status_code == 200
+
+
+@pytest.mark.parametrize("console", BACKENDS, indirect=True)
 def test_tokens_are_stored_hashed(console: ConsoleProcess) -> None:
     token = console.token_for(unique())
     if console.database_url:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
 
+from starforge.console.services.errors import Conflict
 from tests.conftest import load_cases
-from tests.integration.conftest import BACKENDS, ConsoleProcess, make_console, unique
+from tests.integration.conftest import ConsoleProcess, make_console, unique
 from tests.integration.helpers import submit
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def official_console(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+@pytest.fixture(scope="module")
+def official_console(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from tests.official import official_catalog
 
     config = {
@@ -24,7 +26,7 @@ def official_console(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
         "image_allowlist": ["nvcr.io", "registry.internal:5000"],
         "run_background": False,
     }
-    proc = make_console(tmp_path_factory, request.param, config=config)
+    proc = make_console(tmp_path_factory, "sqlite", config=config)
     proc.start()
     yield proc
     proc.stop()
@@ -59,7 +61,8 @@ def _register_datasets(console: ConsoleProcess, spec: dict[str, Any], tmp_path: 
             directory.mkdir(exist_ok=True)
             if "@" not in ref:
                 ref += "@v1"
-            console.sf("dataset", "add", ref, str(directory), "--public")
+            with contextlib.suppress(Conflict):  # cases share datasets: versions are registered once
+                console.add_data("dataset", ref, directory, public=True)
 
 
 @pytest.mark.parametrize("case", load_cases("catalog", "admission"), ids=lambda c: c["name"])

@@ -16,6 +16,7 @@ from tests.integration.conftest import BACKENDS, ConsoleProcess, make_console, u
 from tests.integration.helpers import bundle, spec_for, submit
 
 TERMINAL = {"succeeded", "failed", "stopped"}
+AWAIT_GO = "while [ ! -e go ]; do sleep 0.1; done\n"  # a job that works until the test creates `go` in its folder
 
 
 def _custom_job(api: httpx.Client, name: str, script: str) -> str:
@@ -46,6 +47,19 @@ def _pid_file(console: ConsoleProcess, user: str, name: str, job: str) -> Path:
     return console.state_dir / "runs" / user / name / job / "work" / "pid"
 
 
+def _release(console: ConsoleProcess, user: str, name: str, job: str) -> None:
+    (_pid_file(console, user, name, job).parent / "go").touch()
+
+
+def _wait_for_exit_record(console: ConsoleProcess, user: str, name: str, job: str, timeout: float = 60) -> None:
+    """Wait until the job's launcher has written its exit record (how a re-attached job's end is known)."""
+    record = console.state_dir / "runs" / user / name / job / "logs" / "exit.json"
+    deadline = time.monotonic() + timeout
+    while not record.exists():
+        assert time.monotonic() < deadline, f"{name} wrote no exit record"
+        time.sleep(0.05)
+
+
 def _kill_job(console: ConsoleProcess, user: str, name: str, job: str) -> None:
     """Kill every process of a job, as a crash of the machine's OOM killer would, leaving no exit record."""
     run_dir = console.state_dir / "runs" / user / name / job
@@ -66,9 +80,9 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
     user = unique("rs")
     api = console.client(console.token_for(user))
     try:
-        short = _custom_job(api, "short", "echo $$ > pid\necho start\nsleep 3\necho done-short\n")
+        short = _custom_job(api, "short", f"echo $$ > pid\necho start\n{AWAIT_GO}echo done-short\n")
         victim = _custom_job(api, "victim", "echo $$ > pid\necho start\nsleep 600\n")
-        long = _custom_job(api, "long", "echo $$ > pid\necho start\nsleep 12\necho done-long\n")
+        long = _custom_job(api, "long", f"echo $$ > pid\necho start\n{AWAIT_GO}echo done-long\n")
         _wait_for(api, [short, victim, long], {"running"})
         for name, job in (("short", short), ("victim", victim), ("long", long)):
             pid_file = _pid_file(console, user, name, job)
@@ -77,10 +91,12 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
                 time.sleep(0.1)
         console.stop(kill=True)  # SIGKILL: no cleanup, no goodbye
         _kill_job(console, user, "victim", victim)
-        time.sleep(5)  # the short job ends while the console is down
+        _release(console, user, "short", short)  # the short job ends while the console is down
+        _wait_for_exit_record(console, user, "short", short)
         console.start()
         api.close()
         api = console.client(console.token_for(user))
+        _release(console, user, "long", long)  # the long one only after the restart: its end is watched live
         final = _wait_for(api, [short, victim, long], TERMINAL, timeout=60)
         assert final == {short: "succeeded", victim: "failed", long: "succeeded"}
         assert "vanished" in _status(api, victim)["message"] or "gone" in _status(api, victim)["message"]
@@ -94,9 +110,8 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
         console.stop()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_stop_terminates_a_running_job(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 2}, "stop_grace_seconds": 2,
+def test_stop_terminates_a_running_job(tmp_path_factory: pytest.TempPathFactory) -> None:
+    console = make_console(tmp_path_factory, "sqlite", config={"capacity": {"cpu": 2}, "stop_grace_seconds": 2,
                                                               "image_allowlist": ["nvcr.io"]})
     console.start()
     user = unique("st")

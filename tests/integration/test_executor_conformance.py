@@ -63,6 +63,8 @@ PROGRAM = textwrap.dedent(
     for i in range(int(os.environ.get("LINES", "0"))):
         print(f"line {i}", flush=True)
     time.sleep(float(os.environ.get("SLEEP", "0")))
+    while os.environ.get("WAIT_FOR") and not os.path.exists(os.environ["WAIT_FOR"]):  # until the test says so
+        time.sleep(0.02)
     code = int(os.environ.get("EXIT", "0"))
     record(code)
     sys.exit(code)
@@ -102,6 +104,14 @@ def _all_logs(executor: Executor, ref: str) -> bytes:
         if not chunk:
             return data
         data += chunk
+
+
+def _started(executor: Executor, ref: str, timeout: float = 30) -> None:
+    """Wait until the job has printed its first line (its SIGTERM handler is in place by then)."""
+    deadline = time.monotonic() + timeout
+    while b"hello from" not in executor.logs(ref, 0)[0]:
+        assert time.monotonic() < deadline, "the job did not start"
+        time.sleep(0.02)
 
 
 def test_success_and_logs(executor: Executor, tmp_path: Path) -> None:
@@ -149,7 +159,7 @@ def test_stop_ends_every_process_of_the_job(executor: Executor, tmp_path: Path) 
 
 def test_stop_escalates_to_sigkill_after_the_grace_period(executor: Executor, tmp_path: Path) -> None:
     ref = executor.submit(_request(executor, tmp_path, "stubborn", SLEEP="600", IGNORE_TERM="1"))
-    time.sleep(0.5)
+    _started(executor, ref)
     started = time.monotonic()
     executor.stop(ref, grace=1)
     state = _wait(executor, ref)
@@ -161,13 +171,15 @@ def test_stop_escalates_to_sigkill_after_the_grace_period(executor: Executor, tm
 def test_restart_reattaches_live_jobs_and_accounts_for_ended_ones(name: str, tmp_path: Path) -> None:
     make = EXECUTORS[name]
     first = make()
-    live = first.submit(_request(first, tmp_path / name, "live", SLEEP="2", EXIT="0"))
+    request = _request(first, tmp_path / name, "live", WAIT_FOR="go", EXIT="0")
+    live = first.submit(request)
     ended = first.submit(_request(first, tmp_path / name, "ended", EXIT="5"))
     _wait(first, ended)
     second = make()  # a new console process: no in-memory state about these jobs
     states = second.reconcile([live, ended])
     assert states[live].state == "running"
     assert states[ended].state == "exited" and states[ended].exit_code == 5
+    (request.run_dir / "work" / "go").touch()  # the live job ends only now
     assert _wait(second, live).exit_code == 0
 
 
@@ -177,7 +189,7 @@ def test_a_job_that_vanished_without_a_record_is_lost(name: str, tmp_path: Path)
     first = make()
     ref = first.submit(_request(first, tmp_path / name, "victim", SLEEP="600"))
     pid = int(ref.split(":")[1])
-    time.sleep(0.3)
+    _started(first, ref)
     os.killpg(pid, signal.SIGKILL)
     _wait(first, ref)
     second = make()

@@ -108,6 +108,18 @@ async def wait_for_status(session: ClientSession, job: str, statuses: set[str], 
     raise AssertionError(f"{job} stayed {status!r}, expected one of {statuses}")
 
 
+async def wait_for_output(session: ClientSession, job: str, text: str, timeout: float = 60) -> dict[str, Any]:
+    """Poll get_job_logs (the log as it is now, never following) until the log holds `text`."""
+    deadline = time.monotonic() + timeout
+    window: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        window = data(await call(session, "get_job_logs", {"job": job}))
+        if text in window["text"]:
+            return window
+        await anyio.sleep(0.3)
+    raise AssertionError(f"the log of {job} never showed {text!r}: {window}")
+
+
 async def follow_logs(session: ClientSession, job: str, timeout: float = 240) -> tuple[str, str]:
     """Read the whole log with get_job_logs, polling from the last event id, until the job has ended."""
     deadline = time.monotonic() + timeout
@@ -284,7 +296,7 @@ def test_a_long_custom_job_is_stopped(console: ConsoleProcess) -> None:
             job = data(await call(session, "submit_job", {"spec": spec, "profile": "cpu",
                                                           "bundle_base64": bundle_b64(files)}))["job_id"]
             assert await wait_for_status(session, job, {"running", *ENDED}) == "running"
-            window = data(await call(session, "get_job_logs", {"job": job}))
+            window = await wait_for_output(session, job, "started")
             assert window["ended"] is False and window["last_event_id"] is not None
             stopped = data(await call(session, "stop_job", {"job": job}))
             assert stopped["stopped"] is True

@@ -61,7 +61,7 @@ SELF_SERVICE: dict[tuple[str, str], str] = {
     ("POST", "/api/admission/check"): "a dry run of admission: nothing is stored",
     ("POST", "/api/cli/device/approve"): "approves a login for the caller's own account",
     ("POST", "/api/cli/device/deny"): "refuses a pending login",
-    ("POST", "/api/mcp/rpc"): "the MCP transport; every tool goes back through these routes with the caller's token",
+    ("POST", "/api/mcp/rpc"): "the MCP transport; every tool calls the same services as these routes, as the caller",
     ("DELETE", "/api/mcp/rpc"): "the MCP transport (session end)",
 }
 # Writes an operator (not a viewer) may make on its own jobs and namespace.

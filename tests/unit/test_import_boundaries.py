@@ -14,7 +14,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "starforge"
 ALLOWED = {
     "contract": {"starforge.contract"},
     "bundle": {"starforge.bundle", "starforge.contract"},
-    "runner": {"starforge.runner", "starforge.contract", "starforge.bundle"},
+    "wire": {"starforge.wire", "starforge.contract"},
+    "runner": {"starforge.runner", "starforge.contract", "starforge.bundle", "starforge.wire"},
 }
 
 

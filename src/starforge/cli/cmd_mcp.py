@@ -27,7 +27,7 @@ def mcp(
 
     out = Output()
     try:
-        from starforge.mcp import serve_stdio
+        from starforge.mcp.stdio import serve_stdio
     except ImportError as exc:
         out.abort(f"the MCP SDK is not installed ({exc.name})", hint='pip install "mcp>=2.0"', code=EXIT_USAGE)
     root = find_root_or_none(lab)

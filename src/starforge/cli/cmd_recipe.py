@@ -10,7 +10,8 @@ import typer
 from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
 
 if TYPE_CHECKING:
-    from starforge.recipes import Catalog, LockInspection, UpgradePlan
+    from starforge.lab import LockInspection, UpgradePlan
+    from starforge.recipes import Catalog
 
 app = typer.Typer(
     add_completion=False,
@@ -44,7 +45,7 @@ def _catalog(out: Output, path: str | None) -> Catalog:
 
 
 def _experiments(out: Output, lab: Path, exp: str, all_: bool) -> list[Path]:
-    from starforge.recipes import current_experiment, locked_experiments, resolve_experiment
+    from starforge.lab import current_experiment, locked_experiments, resolve_experiment
 
     if all_ and exp:
         out.abort("name one experiment or pass --all, not both", code=EXIT_USAGE)
@@ -110,7 +111,7 @@ def status(
 ) -> None:
     """Show each lock's state and diffs; exit 0 when every lock admits (--strict: is current), 1 otherwise, 2 usage."""
     from starforge import __version__
-    from starforge.recipes import inspect_lock
+    from starforge.lab import inspect_lock
 
     out = Output(as_json=as_json)
     lab = _lab(out)
@@ -142,7 +143,7 @@ def status(
                 out.line(_diff_table(out, item.diffs, ["field", "locked", "current"]))
             if server:
                 out.line(f"    console: {row['server']['message']}")
-            if item.state not in ("current", "sdk_incompatible") and (item.state != "malformed" or "legacy" in item.message):
+            if item.state not in ("current", "sdk_incompatible") and (item.state != "malformed" or item.legacy_method):
                 out.hint(f"sf recipe upgrade {row['exp']}")
     if not ok:
         raise typer.Exit(EXIT_REFUSED)
@@ -177,7 +178,7 @@ def upgrade(
 ) -> None:
     """Rewrite locks from the local catalog; exit 0 written (or nothing to do), 1 refused (nothing written), 2 usage."""
     from starforge import __version__
-    from starforge.recipes import UpgradeError, apply_upgrade, plan_upgrade
+    from starforge.lab import UpgradeError, apply_upgrade, plan_upgrade
 
     out = Output(as_json=as_json)
     lab = _lab(out)

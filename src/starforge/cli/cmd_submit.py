@@ -43,7 +43,7 @@ _CHUNK = 64 << 10
 def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_version: str) -> None:
     """`--upgrade-recipe`: rewrite the lock from the local catalog before anything else (the tree then changes)."""
     from starforge import __version__
-    from starforge.recipes import UpgradeError, apply_upgrade, plan_upgrade
+    from starforge.lab import UpgradeError, apply_upgrade, plan_upgrade
 
     plan = plan_upgrade(exp_dir, catalog, __version__, framework_version=framework_version or None)
     if not plan.ok:
@@ -269,7 +269,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     assert built.job is not None
     text = dumps(built.job)
     spec_file = write_spec_file(lab, text)
-    packed = pack_submission(lab, built.exp, text)
+    packed = pack_submission(lab, built.exp)
     if packed.problems or packed.data is None:
         _refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings,
                 spec_file=str(spec_file))
@@ -279,8 +279,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     try:
         result = _submit_with_retry(console, built, packed.data)
     except Rejected as exc:
-        _refuse(out, exc.title or "The console rejected the job", exc.problems or _detail_problems(exc.detail),
-                spec_file=str(spec_file))
+        _refuse(out, exc.title or "The console rejected the job", exc.problems, spec_file=str(spec_file))
     job_id = result.job_id
     out.emit({"ok": True, "job_id": job_id, "run_id": result.run_id, "queued": result.queued,
               "status": result.raw.get("status", ""), "message": result.message,
@@ -298,17 +297,6 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     else:
         out.success(f"Submitted {built.exp} as job {job_id} ({gpus} on {built.profile})")
     out.hint(f"sf job logs {job_id}")
-
-
-def _detail_problems(detail: str) -> list[Problem]:
-    from starforge.contract import Problem
-
-    lines = detail.splitlines()
-    bullets = [line[2:] for line in lines[1:] if line.startswith("- ")]
-    if not bullets:
-        return [Problem("<root>", "unknown", detail)]
-    pairs = [b.split(": ", 1) if ": " in b else ["<root>", b] for b in bullets]
-    return [Problem(field, "unknown", message) for field, message in pairs]
 
 
 # ---- --dry-run ------------------------------------------------------------------------------------------------
@@ -337,7 +325,7 @@ def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir:
     _handshake(out, console, built, exp_label(exp_dir))
     assert built.job is not None and built.spec is not None
     spec_file = write_spec_file(lab, dumps(built.job))
-    packed = pack_submission(lab, built.exp, None)
+    packed = pack_submission(lab, built.exp, check_only=True)
     verdict = console.check(built.spec, built.profile)
     problems = list(packed.problems) + list(verdict.problems)
     return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
@@ -360,7 +348,7 @@ def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, c
     built = _build(out, lab, exp, options, registry, catalog)
     assert built.job is not None
     spec_file = write_spec_file(lab, dumps(built.job))
-    packed = pack_submission(lab, built.exp, None)
+    packed = pack_submission(lab, built.exp, check_only=True)
     note = ("profiles checked against the registry last seen on this console" if cached else
             "the console's profile registry is unknown: profile names and shapes were not checked")
     warnings = [*built.warnings, *packed.warnings, Problem("profile", "offline", note)]

@@ -1,7 +1,7 @@
 """Client state under $FORGE_HOME: `config.json` (the server) and `credentials.json` (tokens per server).
 
-This is the client's settings module: the only place that reads FORGE_HOME, FORGE_SERVER and the HTTP timeouts
-from the environment.
+This is the client's settings module: the only place that reads FORGE_SERVER and the HTTP timeouts from the
+environment. The folder itself comes from `starforge.home.forge_home`, the one reader of FORGE_HOME.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from starforge.home import forge_home
 
 from ._errors import ConfigError
 
@@ -135,9 +137,9 @@ class ForgeHome:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ForgeHome:
-        """Return $FORGE_HOME, or `~/.forge` when it is unset."""
+        """Return the state folder of `starforge.home.forge_home` ($FORGE_HOME, or `~/.forge` when it is unset)."""
         env = os.environ if env is None else env
-        return cls(env.get("FORGE_HOME") or Path.home() / ".forge", env)
+        return cls(forge_home(env), env)
 
     @property
     def config_file(self) -> Path:

@@ -79,7 +79,11 @@ class Detail:
 
 
 def problems_from(body: bytes, detail: Detail) -> list[Problem]:
-    """Return the rejection's problems: the body's `problems` list, else one per `- field: message` bullet."""
+    """Return the rejection's problems: the body's `problems` list (each with its `data`), else one per bullet.
+
+    Bullets of an official console's `detail` become `Problem(field, "unknown", message)`: they carry no `data`, and
+    nothing is read out of their words beyond the `- field: message` split of wire-protocol §9.1.
+    """
     value = parse_body(body)
     listed = value.get("problems") if isinstance(value, dict) else None
     if isinstance(listed, list) and listed:

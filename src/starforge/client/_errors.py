@@ -86,7 +86,12 @@ class AmbiguousJob(ConsoleError):
 
 
 class Rejected(ConsoleError):
-    """Raised on 400/409/413/422: the request was refused; `problems` lists why, first problem first."""
+    """Raised on 400/409/413/422: the request was refused; `problems` lists why, first problem first (never empty)."""
+
+    def __init__(self, detail: str, *, status: int | None = None, hint: str = "",
+                 problems: Sequence[Problem] = ()) -> None:
+        super().__init__(detail, status=status, hint=hint,
+                         problems=problems or problems_from(b"", Detail.parse(detail)))
 
 
 class Unavailable(ConsoleError):
@@ -101,8 +106,8 @@ def error_from_response(status: int, body: bytes) -> ConsoleError:
     text = detail_text(body, status)
     if status == 401:
         return AuthError(text, status=status, hint=_LOGIN_HINT)
-    if status == 403:
-        return Forbidden(text, status=status)
+    if status == 403:  # a refused profile or role carries its problems too
+        return Forbidden(text, status=status, problems=problems_from(body, Detail.parse(text)))
     if status == 404:
         return NotFound(text, status=status)
     if status in (400, 409, 413, 422):

@@ -85,5 +85,5 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     install_error_handlers(app)
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins):
         app.include_router(module.router)
-    mount_mcp(app, rt)  # issue [6]: MCP over streamable HTTP at /api/mcp/rpc; the SDK loads on first use
+    mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

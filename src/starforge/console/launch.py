@@ -1,9 +1,9 @@
 """Compile a job's launch plan and prepare its run directory: decisions here, execution in `forge-launch`.
 
-`compile_plan` turns the admitted spec and its recipe into `.starforge/launch.json` (entrypoint, argv, config
-overrides by declared path, plan environment, artifact globs). `prepare_run` lays out
-`runs/<user>/<exp>/<run_id>/{work,out,logs}`, unpacks the bundle into `work/` as hostile input, writes the spec and
-the plan under `work/.starforge/`, copies plugins in, names the read-only inputs the executor mounts (corpus,
+`compile_plan` turns the admitted spec and its recipe into a `starforge.wire.LaunchPlan` (entrypoint, argv, config
+overrides by declared path, plan environment, artifact globs), written as `.starforge/launch.json`. `prepare_run`
+lays out `runs/<user>/<exp>/<run_id>/{work,out,logs}`, unpacks the bundle into `work/` as hostile input, writes the
+spec and the plan under `work/.starforge/`, copies plugins in, names the read-only inputs the executor mounts (corpus,
 init_from checkpoint, framework checkout), and builds the job's environment with `starforge.contract.spec_to_env`
 — the single spec-to-environment mapping. Every path the job is told about is a path of the executor's job view
 (`JobPaths`): inside the sandbox, none of them names the console's state folder.
@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +23,27 @@ from typing import Any
 from ..bundle import BundleLimits, UnsafeBundle, extract_bundle
 from ..contract import Binding, BindingError, JobSpec, dumps, spec_to_env
 from ..recipes import Recipe, param_overrides
+from ..wire import (
+    INGEST_ROOT,
+    JOBSPEC_FILE,
+    PLAN_FILE,
+    PYTHON_PLACEHOLDER,
+    ArtifactGlobs,
+    ConfigPlan,
+    Entrypoint,
+    LaunchPlan,
+    Override,
+    PlanFramework,
+    PlanRecipe,
+    override_style,
+    takes_config_option,
+)
 from .executors import JobPaths, LaunchRequest, Limits, Mount
 from .runtime import Runtime
 from .services.bundles import bundle_path
 
 __all__ = ["LaunchFailure", "compile_plan", "prepare_run", "run_dir_of"]
 
-PLAN_VERSION = "forge/launch/v1"
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
 INIT_FROM_INPUT = "init_from"
 
@@ -57,59 +71,70 @@ def _argv(spec: JobSpec, recipe: Recipe, work: Path, action: str, framework_dir:
     version = spec.spec.framework.version
     entry = recipe.lifecycle[action] if action else recipe.entrypoint_for(version)
     if entry.experiment_override and (work / exp / entry.experiment_override).is_file():
-        return ["{python}", f"{exp}/{entry.experiment_override}"], "experiment"
+        return [PYTHON_PLACEHOLDER, f"{exp}/{entry.experiment_override}"], "experiment"
     if entry.kind == "module":
-        return ["{python}", "-m", entry.value], entry.kind
+        return [PYTHON_PLACEHOLDER, "-m", entry.value], entry.kind
     if entry.kind == "experiment":
         target = f"{exp}/{entry.value}"
         if entry.value.endswith(".sh"):
             return ["bash", target], entry.kind
         if entry.value.endswith(".py"):
-            return ["{python}", target], entry.kind
+            return [PYTHON_PLACEHOLDER, target], entry.kind
         return [f"./{target}"], entry.kind
     if not framework_dir:
         raise LaunchFailure(
             f"recipe {recipe.id} runs {entry.value} from a {recipe.framework} checkout, and this deployment has none "
             "configured (framework_dirs in the console configuration)"
         )
-    return ["{python}", str(Path(framework_dir) / entry.value)], entry.kind
+    return [PYTHON_PLACEHOLDER, str(Path(framework_dir) / entry.value)], entry.kind
 
 
 def compile_plan(
     spec: JobSpec, recipe: Recipe, *, run_id: str, work: Path, action: str = "", init_from: str = "",
     framework_dir: str = "",
-) -> dict[str, Any]:
+) -> LaunchPlan:
     """Return the launch plan of a job (or of one of its lifecycle actions)."""
-    exp = spec.spec.source.exp
+    s = spec.spec
+    exp = s.source.exp
     argv, kind = _argv(spec, recipe, work, action, framework_dir)
     mode = str(recipe.adapter_options.get("config_mode", "") or "")
     config_path = f"{exp}/config.yaml" if (work / exp / "config.yaml").is_file() else ""
-    overrides: list[dict[str, Any]] = []
+    overrides: list[Override] = []
     if not action:
-        if config_path and mode in ("dot-overrides", "hydra-overrides") and kind != "experiment":
+        if config_path and takes_config_option(mode) and kind != "experiment":
             argv += ["--config", config_path]
-        overrides = [{"path": p, "value": v}
-                     for p, v in param_overrides(spec.spec.hyperparams, recipe, spec.spec.framework.version)]
+        overrides = [Override(p, v) for p, v in param_overrides(s.hyperparams, recipe, s.framework.version)]
         init_key = str(recipe.adapter_options.get("init_from_key", "") or "")
-        if init_from and init_key and mode in ("dot-overrides", "hydra-overrides", "cli-flags", "cli-args"):
-            overrides.append({"path": init_key, "value": init_from})  # the recipe's configured key
+        if init_from and init_key and override_style(mode) is not None:
+            overrides.append(Override(init_key, init_from))  # the recipe's configured key
     env = {"FORGE_INIT_FROM": init_from} if init_from else {}
-    if spec.spec.framework.observability_url:
-        env["FORGE_EXTERNAL_OBSERVABILITY_URL"] = spec.spec.framework.observability_url
-    return {
-        "apiVersion": PLAN_VERSION,
-        "run_id": run_id,
-        "action": action,
-        "recipe": {"name": spec.spec.recipe.name, "version": spec.spec.recipe.version,
-                   "digest": spec.spec.recipe.digest},
-        "framework": {"kind": spec.spec.framework.kind, "version": spec.spec.framework.version,
-                      "runtime_id": spec.spec.framework.runtime_id},
-        "entrypoint": {"kind": kind, "value": argv[-1]},
-        "argv": argv,
-        "config": {"mode": mode if overrides else "", "path": config_path, "overrides": overrides},
-        "env": env,
-        "artifacts": dict(recipe.artifacts),
-    }
+    if s.framework.observability_url:
+        env["FORGE_EXTERNAL_OBSERVABILITY_URL"] = s.framework.observability_url
+    return LaunchPlan(
+        run_id=run_id,
+        action=action,
+        recipe=PlanRecipe(s.recipe.name, s.recipe.version, s.recipe.digest),
+        framework=PlanFramework(s.framework.kind, s.framework.version, s.framework.runtime_id),
+        entrypoint=Entrypoint(kind, argv[-1]),
+        argv=tuple(argv),
+        config=ConfigPlan(mode if overrides else "", config_path, tuple(overrides)),
+        env=env,
+        artifacts=_artifact_globs(recipe.artifacts),
+    )
+
+
+def _artifact_globs(section: Mapping[str, Any]) -> ArtifactGlobs:
+    """Return the recipe's `artifacts` section (validated with the manifest) as the plan's globs."""
+    def globs(key: str) -> tuple[str, ...]:
+        value = section.get(key)
+        return tuple(value) if isinstance(value, list) else ()
+
+    formats = section.get("formats")
+    return ArtifactGlobs(
+        checkpoints=globs("checkpoints"), logs=globs("logs"), exports=globs("exports"),
+        evaluations=globs("evaluations"), formats=dict(formats) if isinstance(formats, dict) else {},
+        version=str(section.get("version") or ""),
+    )
 
 
 def _producing_out(state_dir: Path, path: Path) -> Path | None:
@@ -185,12 +210,12 @@ def prepare_run(
     for checkout in {framework_dir, rt.settings.framework_dirs.get("nemo-rl", "")} - {""}:
         if Path(checkout).is_dir():
             mounts.append(Mount(Path(checkout), checkout))  # a framework checkout is seen where it is, read-only
-    starforge_dir = work / ".starforge"
-    starforge_dir.mkdir(exist_ok=True)
-    (starforge_dir / "jobspec.json").write_text(dumps(spec), encoding="utf-8")
+    (work / JOBSPEC_FILE).parent.mkdir(exist_ok=True)
+    (work / JOBSPEC_FILE).write_text(dumps(spec), encoding="utf-8")
     plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=init_from,
                         framework_dir=framework_dir)
-    (starforge_dir / "launch.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    (work / PLAN_FILE).parent.mkdir(exist_ok=True)
+    (work / PLAN_FILE).write_text(json.dumps(plan.to_dict(), indent=2) + "\n", encoding="utf-8")
     pools = spec.spec.resources.pools
     binding = Binding(
         run_id=run_id, profile=profile, nemo_rl_dir=rt.settings.framework_dirs.get("nemo-rl", ""),
@@ -198,7 +223,7 @@ def prepare_run(
         num_nodes=sum(p.nodes for p in pools) if pools else None,
         gpus_per_node=max(p.gpus_per_node for p in pools) if pools else None,
         storage_root=paths.storage_root, docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
-        ingest_endpoint=f"{rt.settings.base_url}/api/ingest", ingest_token=run_token, train_run_id=parent_id,
+        ingest_endpoint=f"{rt.settings.base_url}{INGEST_ROOT}", ingest_token=run_token, train_run_id=parent_id,
     )
     try:
         env = {**_base_env(paths), **spec_to_env(spec, binding)}

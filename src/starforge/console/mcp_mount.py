@@ -1,15 +1,15 @@
 """MCP over streamable HTTP at `/api/mcp/rpc` (issue [6]): authenticated like the API, the SDK loaded on first use.
 
 A request without a valid bearer token is answered 401 by the console's own error translator, before any MCP code
-runs. Tool calls then reach this console over loopback HTTP (`settings.base_url`) with the caller's token, through
-`starforge.client.Console`: the very routes, checks and permissions `sf` meets, so a viewer can read but not submit
-and a user sees only their own jobs. The MCP session manager runs inside the console's lifespan.
+runs. The tools then run in this process on the console's services as the authenticated user
+(`mcp_backend.ServiceBackend`): the same use cases, permissions and refusals as the REST routes, so a viewer can read
+but not submit and a user sees only their own jobs. The MCP session manager runs inside the console's lifespan.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,43 +20,27 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from .api.deps import bearer_token, current_user
+from .api.deps import current_user
 from .runtime import Runtime
+from .services.accounts import UserView
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from starforge.mcp import Backend, HttpTransport
+    from starforge.mcp import HttpTransport
 
-__all__ = ["MCP_PATH", "CallerBackends", "McpEndpoint", "mount_mcp"]
+__all__ = ["MCP_PATH", "McpEndpoint", "caller_of", "mount_mcp"]
 
 MCP_PATH = "/api/mcp/rpc"
-_TOKEN = "starforge.mcp.bearer"  # scope key: the bearer token this endpoint verified
+_CALLER = "starforge.mcp.caller"  # scope key: the account this endpoint authenticated
 
 
-class CallerBackends:
-    """Backend provider for HTTP requests: a client of this console carrying the request's verified token."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self._server = rt.settings.base_url
-        self._catalog = rt.catalog
-
-    @contextmanager
-    def open(self, request: Any) -> Iterator[Backend]:
-        """Yield the request's backend and close its client afterwards."""
-        from starforge.client import Console
-        from starforge.mcp import Backend
-
-        token = request.scope.get(_TOKEN) if request is not None else None
-        if not token:
-            raise RuntimeError("an MCP request reached the tools without a verified bearer token")
-        server, catalog = self._server, self._catalog
-        backend = Backend(connect=lambda transport: Console(server, token, transport=transport),
-                          catalog=lambda: catalog)
-        try:
-            yield backend
-        finally:
-            backend.close()
+def caller_of(request: Any) -> UserView:
+    """Return the account the endpoint authenticated for `request` (the SDK's request, sharing the ASGI scope)."""
+    user = request.scope.get(_CALLER) if request is not None else None
+    if not isinstance(user, UserView):
+        raise RuntimeError("an MCP request reached the tools without an authenticated caller")
+    return user
 
 
 class McpEndpoint:
@@ -70,8 +54,8 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        await run_in_threadpool(current_user, request)  # AuthRequired -> 401 through the console's error handlers
-        scope[_TOKEN] = bearer_token(request)
+        # AuthRequired -> 401 through the console's error handlers, before any MCP code runs
+        scope[_CALLER] = await run_in_threadpool(current_user, request)
         transport = await self._ready()
         await transport.handle(scope, receive, send)
 
@@ -90,7 +74,9 @@ class McpEndpoint:
     def _build(self) -> HttpTransport:
         from starforge.mcp import HttpTransport
 
-        return HttpTransport(CallerBackends(self._rt))
+        from .mcp_backend import ServiceBackends
+
+        return HttpTransport(ServiceBackends(self._rt, caller_of))
 
     async def _ready(self) -> HttpTransport:
         if self._transport is not None:

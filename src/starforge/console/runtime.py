@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,21 +44,9 @@ class Runtime:
             self.capacity = dict(self.settings.capacity)
 
     def jobs_dir(self, run_id: str) -> Path:
-        """Return the console's own directory for a job (admitted spec, launch plan)."""
+        """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted
+        JobSpec is stored once, in the job's database row)."""
         return self.settings.state_dir / "jobs" / run_id
-
-    def write_jobspec(self, run_id: str, text: str) -> None:
-        """Persist the admitted, owner-stamped JobSpec of a job (atomic)."""
-        directory = self.jobs_dir(run_id)
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / "jobspec.json.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, directory / "jobspec.json")
-
-    def read_jobspec(self, run_id: str) -> str | None:
-        """Return the stored admitted JobSpec text, if any."""
-        path = self.jobs_dir(run_id) / "jobspec.json"
-        return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def job_paths(self, run_dir: Path) -> Any:
         """Return where the folders of the run at `run_dir` appear to its job (`executors.JobPaths`)."""

@@ -226,7 +226,7 @@ class Scheduler:
             set_status(db, job, status, reason=reason)
             _revoke_run_tokens(db, job.id)
             if status == "succeeded" and not job.action:
-                create_followups(db, job, self.rt.catalog)
+                create_followups(db, parent=job, catalog=self.rt.catalog, settings=self.rt.settings)
         self._signalled.discard(job_id)
 
     def reconcile(self) -> None:

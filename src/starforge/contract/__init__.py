@@ -1,6 +1,6 @@
 """The forge/v2 JobSpec contract: model, parse, rules, problems, `spec_to_env` and JSON Schema (stdlib only)."""
 
-from ._env import Binding, BindingError, spec_to_env
+from ._env import RECIPE_IDENTITY, Binding, BindingError, spec_to_env
 from ._grammar import (
     ArtifactRef,
     VersionedRef,
@@ -38,7 +38,7 @@ from ._model import (
     Spec,
 )
 from ._parse import JobSpecError, Parsed, parse, parse_or_raise
-from ._problems import CODES, Problem, render_problems
+from ._problems import CODES, DATA_KEYS, Problem, render_problems
 from ._profiles import Placement, ProfileEntry, resolve_profiles
 from ._schema import schema
 from ._walk import type_name
@@ -46,8 +46,10 @@ from ._walk import type_name
 __all__ = [
     "API_VERSION",
     "CODES",
+    "DATA_KEYS",
     "KIND_TRAINING",
     "ArtifactRef",
+    "RECIPE_IDENTITY",
     "Binding",
     "BindingError",
     "Data",

@@ -6,15 +6,26 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from ._model import JobSpec
 
-__all__ = ["Binding", "BindingError", "spec_to_env"]
+__all__ = ["RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Inline secrets may not impersonate platform identity, ingest credentials or the recipe identity.
 _RESERVED_PREFIXES = ("FORGE_", "STARFORGE_", "NRL_", "RUN_USER", "CLUSTER_PROFILE", "NEMO_RL_DIR")
+# Section 8, the recipe identity: each variable and the `spec.spec` attribute it is written from, in writing order.
+# `forge-launch` re-checks exactly these against the JobSpec and the launch plan (`starforge.wire`).
+RECIPE_IDENTITY: tuple[tuple[str, str], ...] = (
+    ("FORGE_RECIPE", "recipe.name"),
+    ("FORGE_FRAMEWORK", "framework.kind"),
+    ("FORGE_FRAMEWORK_VERSION", "framework.version"),
+    ("FORGE_RUNTIME_ID", "framework.runtime_id"),
+    ("FORGE_RECIPE_VERSION", "recipe.version"),
+    ("FORGE_RECIPE_DIGEST", "recipe.digest"),
+)
 
 
 class BindingError(ValueError):
@@ -133,12 +144,8 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
         env["STARFORGE_SANDBOX_FUSION_CONCURRENCY"] = binding.sandbox_fusion_concurrency
     env["NRL_TRAIN_RUN_ID"] = binding.train_run_id
     # 8 recipe identity: last, cannot be overridden
-    env["FORGE_RECIPE"] = s.recipe.name
-    env["FORGE_FRAMEWORK"] = s.framework.kind
-    env["FORGE_FRAMEWORK_VERSION"] = s.framework.version
-    env["FORGE_RUNTIME_ID"] = s.framework.runtime_id
-    env["FORGE_RECIPE_VERSION"] = s.recipe.version
-    env["FORGE_RECIPE_DIGEST"] = s.recipe.digest
+    for variable, attribute in RECIPE_IDENTITY:
+        env[variable] = attrgetter(attribute)(s)
     env["FORGE_CORE_VERSION"] = prov.core_version
     env["FORGE_RECIPE_PLUGINS"] = ",".join(s.recipe.plugins)
     return {key: value for key, value in env.items() if value != ""}

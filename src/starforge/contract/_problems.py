@@ -1,40 +1,78 @@
-"""Problems: what a rule reports when user input breaks it, with the one table of stable codes."""
+"""Problems: what a rule reports when user input breaks it, with the tables of stable codes and data keys."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CODES", "Problem", "render_problems"]
+__all__ = ["CODES", "DATA_KEYS", "Problem", "render_problems"]
+
+
+def _plain(value: Any) -> Any:
+    """Return a deep copy of `value` as plain JSON values; non-finite floats become text, anything else is a bug."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    raise TypeError(f"problem data must be JSON values, not {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One broken rule: the dotted `field` path, a stable `code`, a readable `message` and a `hint` to fix it."""
+    """One broken rule: the dotted `field`, a stable `code`, a readable `message`, a `hint` and the facts as `data`."""
 
     field: str
     code: str
     message: str
     hint: str = ""
+    # Facts the rule knew (keys in DATA_KEYS), so readers never parse prose; a supplement, so equality, hashing
+    # and str() use the four fields above only.
+    data: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
-    def to_dict(self) -> dict[str, str]:
-        """Return the wire form `{field, code, message, hint}`."""
-        return {"field": self.field, "code": self.code, "message": self.message, "hint": self.hint}
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Mapping):
+            raise TypeError(f"problem data must be a mapping, not {type(self.data).__name__}")
+        object.__setattr__(self, "data", _plain(self.data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the wire form `{field, code, message, hint}`, plus `data` when it is not empty."""
+        out: dict[str, Any] = {"field": self.field, "code": self.code, "message": self.message, "hint": self.hint}
+        if self.data:
+            out["data"] = _plain(self.data)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Problem:
-        """Rebuild a problem from its wire form, tolerating missing keys."""
+        """Rebuild a problem from its wire form, tolerating missing keys and dropping a malformed `data`."""
         if not isinstance(data, dict):
             return cls("<root>", "unknown", str(data))
+        facts = data.get("data")
+        try:
+            extra = _plain(facts) if isinstance(facts, dict) else {}
+        except TypeError:
+            extra = {}
         return cls(
             str(data.get("field") or "<root>"),
             str(data.get("code") or "unknown"),
             str(data.get("message") or ""),
             str(data.get("hint") or ""),
+            extra,
         )
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
+
+    def __repr__(self) -> str:
+        extra = f", data={dict(self.data)!r}" if self.data else ""
+        return (f"Problem(field={self.field!r}, code={self.code!r}, message={self.message!r}, "
+                f"hint={self.hint!r}{extra})")
 
 
 def render_problems(title: str, problems: list[Problem]) -> str:
@@ -42,6 +80,29 @@ def render_problems(title: str, problems: list[Problem]) -> str:
     lines = [title.rstrip(":")]
     lines.extend(f"- {p.field}: {p.message}" for p in problems)
     return "\n".join(lines)
+
+
+# The keys a problem's `data` may carry, with what each holds. A rule fills the ones it knows when it refuses;
+# every key is optional, values are JSON, and readers (the client, `sf`, MCP's explanations) take facts from here,
+# never from `message` or `hint`. Which codes carry which keys: docs/sdk.md, "Problems on the wire".
+DATA_KEYS: dict[str, str] = {
+    "allowed": "array: the values the rule would accept (registries, profiles, series, choices, framework versions, "
+               "roles, lifecycle actions, declared hyperparameters); empty means none is accepted",
+    "expected": "the value the rule required (the console's recipe version, digest, framework kind or runtime_id, "
+                "a plugin's registered digest, a hyperparameter's declared type: int, float, bool or str)",
+    "got": "the value the request gave (the spec's value, a profile, series or image, a hyperparameter's value)",
+    "name": "string: the declared name the problem is about (a hyperparameter, a role)",
+    "recipe": "string: the recipe id the rule checked against",
+    "registry": "string: an image's registry host, resolved by Docker's rules",
+    "range": "object {min?, max?, exclusive_min?}: the bounds a number must keep",
+    "suggestion": "object: each unknown name mapped to the closest declared one (did you mean)",
+    "unknown": "array: the given names that are not declared (hyperparameters, roles, lifecycle actions)",
+    "versions": "object {needed, have, too_old, catalog?}: the PEP 440 requirement, the version that misses it, "
+                "whether that version is below the range (upgrade the client), and the core the catalog was built for",
+    "requested": "number: the GPUs the job asks for (Σ nodes × gpus_per_node)",
+    "limit": "number: the account's cap that refused it (max_concurrent_gpus, daily_gpu_hours)",
+    "used": "number: the GPU hours the account used today (UTC)",
+}
 
 
 # Every code a rule of StarForge can emit, with what it means. Match on `field` and `code`, never on the message.

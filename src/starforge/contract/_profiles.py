@@ -55,8 +55,8 @@ class Placement:
         return sum(p.gpus for p in self.pools)
 
 
-def _problem(message: str, hint: str = "") -> Problem:
-    return Problem("profile", "invalid_profile", message, hint)
+def _problem(message: str, hint: str = "", data: dict[str, object] | None = None) -> Problem:
+    return Problem("profile", "invalid_profile", message, hint, data or {})
 
 
 def resolve_profiles(
@@ -90,7 +90,8 @@ def resolve_profiles(
                 continue
         entry = by_name.get(name)
         if entry is None:
-            problems.append(_problem(f"unknown profile {name!r}", f"available profiles: {available}"))
+            problems.append(_problem(f"unknown profile {name!r}", f"available profiles: {available}",
+                                     {"got": name, "allowed": sorted(by_name)}))
             continue
         per_node = entry.gpus_per_node
         if not colon:

@@ -1,4 +1,5 @@
-"""The user's lab: discovery (`starforge.yaml`), scaffolding, experiments, locks, provenance and the files to pack.
+"""The user's lab: discovery (`starforge.yaml`), scaffolding, experiments and their `config.yaml`, recipe locks and
+their upgrades, provenance and the files to pack.
 
 Everything beyond discovery (`build_jobspec`, `create_experiment`, `init_lab`, …) is loaded on
 first access, so `import starforge.lab` stays cheap: `sf validate` never pays for the recipe or bundle code it
@@ -15,17 +16,30 @@ from .discovery import LAB_FILE, LabNotFound, find_root, find_root_or_none
 if TYPE_CHECKING:
     from .catalog import client_catalog
     from .create import NewExperiment, create_experiment, default_method
+    from .exp_config import config_lookup, read_config
+    from .experiments import current_experiment, exp_label, locked_experiments, resolve_experiment
     from .handshake import HandshakeReport, check_handshake
     from .jobspec import BuiltSpec, SubmitOptions, build_jobspec
     from .listing import ExperimentRow, list_experiments
-    from .lockgate import LOCK_FIELD, exp_label, lock_gate
-    from .package import SPEC_ARCNAME, Packed, pack_submission, write_spec_file
+    from .lock_inspection import LABELS, LockInspection, inspect_lock
+    from .lockgate import LOCK_FIELD, lock_gate
+    from .package import SPEC_FILE, Packed, pack_submission, write_spec_file
     from .paths import experiment_path
     from .plugins_lock import read_plugins_lock, select_plugins
     from .profiles_cache import load_registry, offline_registry, save_registry
     from .project import project_name
     from .provenance import GitProvenance, ProvenanceError, config_sha, git_provenance
+    from .recipe_lock import (
+        LOCK_FILE,
+        LOCK_V4,
+        expected_lock,
+        lock_diffs,
+        normalise_lock,
+        read_lock,
+        write_lock,
+    )
     from .scaffold import LabExists, ScaffoldError, init_lab
+    from .upgrade import UpgradeError, UpgradePlan, apply_upgrade, plan_upgrade
     from .validation import Validation, validate_experiment
 
 _LAZY = {
@@ -33,6 +47,12 @@ _LAZY = {
     "NewExperiment": "create",
     "create_experiment": "create",
     "default_method": "create",
+    "config_lookup": "exp_config",
+    "read_config": "exp_config",
+    "current_experiment": "experiments",
+    "exp_label": "experiments",
+    "locked_experiments": "experiments",
+    "resolve_experiment": "experiments",
     "HandshakeReport": "handshake",
     "check_handshake": "handshake",
     "BuiltSpec": "jobspec",
@@ -41,10 +61,12 @@ _LAZY = {
     "experiment_path": "paths",
     "ExperimentRow": "listing",
     "list_experiments": "listing",
+    "LABELS": "lock_inspection",
+    "LockInspection": "lock_inspection",
+    "inspect_lock": "lock_inspection",
     "LOCK_FIELD": "lockgate",
-    "exp_label": "lockgate",
     "lock_gate": "lockgate",
-    "SPEC_ARCNAME": "package",
+    "SPEC_FILE": "package",
     "Packed": "package",
     "pack_submission": "package",
     "write_spec_file": "package",
@@ -58,51 +80,81 @@ _LAZY = {
     "ProvenanceError": "provenance",
     "config_sha": "provenance",
     "git_provenance": "provenance",
+    "LOCK_FILE": "recipe_lock",
+    "LOCK_V4": "recipe_lock",
+    "expected_lock": "recipe_lock",
+    "lock_diffs": "recipe_lock",
+    "normalise_lock": "recipe_lock",
+    "read_lock": "recipe_lock",
+    "write_lock": "recipe_lock",
     "LabExists": "scaffold",
     "ScaffoldError": "scaffold",
     "init_lab": "scaffold",
+    "UpgradeError": "upgrade",
+    "UpgradePlan": "upgrade",
+    "apply_upgrade": "upgrade",
+    "plan_upgrade": "upgrade",
     "Validation": "validation",
     "validate_experiment": "validation",
 }
 
 __all__ = [
+    "LABELS",
     "LAB_FILE",
     "LOCK_FIELD",
-    "SPEC_ARCNAME",
+    "LOCK_FILE",
+    "LOCK_V4",
+    "SPEC_FILE",
     "BuiltSpec",
     "ExperimentRow",
     "GitProvenance",
     "HandshakeReport",
     "LabExists",
     "LabNotFound",
+    "LockInspection",
     "NewExperiment",
     "Packed",
     "ProvenanceError",
     "ScaffoldError",
     "SubmitOptions",
+    "UpgradeError",
+    "UpgradePlan",
     "Validation",
+    "apply_upgrade",
     "build_jobspec",
     "check_handshake",
     "client_catalog",
+    "config_lookup",
     "config_sha",
     "create_experiment",
+    "current_experiment",
     "default_method",
     "exp_label",
+    "expected_lock",
     "experiment_path",
     "find_root",
     "find_root_or_none",
     "git_provenance",
     "init_lab",
+    "inspect_lock",
     "list_experiments",
     "load_registry",
+    "lock_diffs",
     "lock_gate",
+    "locked_experiments",
+    "normalise_lock",
     "offline_registry",
     "pack_submission",
+    "plan_upgrade",
     "project_name",
+    "read_config",
+    "read_lock",
     "read_plugins_lock",
+    "resolve_experiment",
     "save_registry",
     "select_plugins",
     "validate_experiment",
+    "write_lock",
     "write_spec_file",
 ]
 

@@ -37,7 +37,8 @@ class NewExperiment:
 def default_method(root: Path, catalog: Catalog) -> str:
     """Return the recipe `sf new` uses without --method: the one every locked experiment shares, else the
     catalog's first recipe in product order (`nemo-rl/grpo` for the built-in catalog)."""
-    from starforge.recipes import inspect_lock, locked_experiments
+    from .experiments import locked_experiments
+    from .lock_inspection import inspect_lock
 
     used = {inspect_lock(d, catalog).recipe_id for d in locked_experiments(Path(root))} - {""}
     if len(used) == 1:
@@ -80,7 +81,7 @@ def _umask() -> int:
 
 def _materialise(source: Path, target: Path, recipe: Recipe, framework_version: str, from_experiment: bool) -> None:
     """Build the experiment in a temporary folder beside `target`, write its lock, then rename it into place."""
-    from starforge.recipes import expected_lock, write_lock
+    from .recipe_lock import expected_lock, write_lock
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
@@ -104,7 +105,8 @@ def create_experiment(root: Path, name: str, catalog: Catalog, *, method: str = 
     the recipe's default). Nothing is left behind on failure; an existing name is refused. Filesystem failures
     raise OSError; every user-input problem is returned.
     """
-    from starforge.recipes import inspect_lock, resolve_experiment
+    from .experiments import resolve_experiment
+    from .lock_inspection import inspect_lock
 
     root = Path(root)
     target, problems = _target(root, name)

@@ -71,7 +71,7 @@ def _fix(problem: Problem, payload: Any, spec: JobSpec, exp_label: str, local_ve
          client_version: str) -> Problem:
     name = spec.spec.recipe.name
     entry = _entry(payload, name)
-    if problem.code == "core_version_incompatible" and problem.hint.startswith("upgrade"):
+    if problem.code == "core_version_incompatible" and problem.data.get("versions", {}).get("too_old", True):
         needed = _needed_core(problem, payload, entry)
         return replace(problem, hint=f"upgrade sf: this client is {client_version}, the catalog needs {needed}")
     if problem.code == "framework_version_unsupported":

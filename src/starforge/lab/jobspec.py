@@ -70,7 +70,7 @@ class BuiltSpec:
 
 def _config_fields(exp_dir: Path) -> dict[str, Any]:
     """Return `data.volumes` and `eval` from the experiment's config (jobspec-contract §7.2, §7.3), when present."""
-    from starforge.recipes import read_config
+    from .exp_config import read_config
 
     config = read_config(exp_dir)
     out: dict[str, Any] = {}
@@ -142,7 +142,9 @@ def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Seq
     the recipe's roles; `--set` typed; optional fields; plugins.lock.json; provenance (a dirty tree is refused
     unless `allow_dirty`); finally `check_document`, whose verdict the console's static stages would repeat.
     """
-    from starforge.recipes import check_document, inspect_lock, parse_set
+    from starforge.recipes import check_document, parse_set
+
+    from .lock_inspection import inspect_lock
 
     root = Path(root)
     bare = options.profiles[0].split("=", 1)[-1].split(":", 1)[0].strip() if options.profiles else ""

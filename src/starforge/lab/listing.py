@@ -36,7 +36,7 @@ class ExperimentRow:
 
 def list_experiments(root: Path, catalog: Catalog) -> list[ExperimentRow]:
     """Return every experiment folder under `experiments/` then `smoke/`, each sorted by name, with its lock state."""
-    from starforge.recipes import inspect_lock
+    from .lock_inspection import inspect_lock
 
     rows: list[ExperimentRow] = []
     for parent in _PARENTS:

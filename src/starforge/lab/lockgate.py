@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starforge.contract import Problem
 
+from .experiments import exp_label  # re-exported: how commands name an experiment
+
 if TYPE_CHECKING:
-    from starforge.recipes import LockInspection
+    from .lock_inspection import LockInspection
 
 __all__ = ["LOCK_FIELD", "exp_label", "lock_gate"]
 
 LOCK_FIELD = "recipe.lock.json"
-
-
-def exp_label(exp_dir: Path) -> str:
-    """Return how commands name an experiment: `<name>`, or `smoke/<name>` for a smoke experiment."""
-    return f"smoke/{exp_dir.name}" if exp_dir.parent.name == "smoke" else exp_dir.name
 
 
 def lock_gate(inspection: LockInspection) -> tuple[list[Problem], list[Problem]]:
@@ -39,6 +35,6 @@ def lock_gate(inspection: LockInspection) -> tuple[list[Problem], list[Problem]]
                         f"run `sf recipe upgrade {label} --framework-version <V>` (or --accept-runtime-change)")], []
     if state == "incompatible":
         return [Problem(LOCK_FIELD, "lock_incompatible", message, upgrade)], []
-    hint = (upgrade + " to write a lock from the legacy method file") if "legacy" in message else (
+    hint = (upgrade + " to write a lock from the legacy method file") if inspection.legacy_method else (
         f"`sf recipe status {label}` shows the lock; recreate the experiment with `sf new` if it is lost")
     return [Problem(LOCK_FIELD, "lock_unreadable", message or "the lock cannot be used", hint)], []

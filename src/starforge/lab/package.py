@@ -1,4 +1,8 @@
-"""The job bundle of a submission: the experiment's files (wire-protocol §7.2) plus the spec at `.starforge/`.
+"""The job bundle of a submission: the experiment's files (wire-protocol §7.2), and the spec file kept in the lab.
+
+The JobSpec travels once, in `X-Forge-Meta`: it is never packed into the bundle (the console writes the admitted
+spec to the job's `.starforge/jobspec.json` itself). `write_spec_file` keeps a copy at the lab's
+`.starforge/jobspec.json` for the user.
 
 Secret-looking files stop the submission unless the lab allows them by exact path in `starforge.yaml`:
 
@@ -27,7 +31,7 @@ from .discovery import LAB_FILE
 
 __all__ = [
     "ALLOW_SECRETS_FIELD",
-    "SPEC_ARCNAME",
+    "SPEC_FILE",
     "Packed",
     "allowed_secrets",
     "bundle_problems",
@@ -35,7 +39,7 @@ __all__ = [
     "write_spec_file",
 ]
 
-SPEC_ARCNAME = ".starforge/jobspec.json"
+SPEC_FILE = ".starforge/jobspec.json"  # lab-relative: the last spec sf built, for the user (never packed)
 ALLOW_SECRETS_FIELD = "bundle.allow_secrets"
 _WILDCARDS = frozenset("*?[")
 
@@ -56,13 +60,13 @@ class Packed:
 
 def write_spec_file(root: Path, text: str) -> Path:
     """Write `text` to `<root>/.starforge/jobspec.json` atomically; the folder ignores itself in git."""
-    folder = Path(root) / ".starforge"
+    target = Path(root) / SPEC_FILE
+    folder = target.parent
     folder.mkdir(exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():  # a lab made without `sf init` must not turn dirty because of this file
         ignore.write_text("# written by sf: local build outputs, never committed\n*\n", encoding="utf-8")
-    target = folder / "jobspec.json"
-    tmp = target.with_name(f"jobspec.json.{os.getpid()}.tmp")
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8", newline="\n")
     os.replace(tmp, target)
     return target
@@ -144,13 +148,14 @@ def _allowed_warnings(selection: Selection) -> list[Problem]:
                     f"({LAB_FILE} {ALLOW_SECRETS_FIELD})", "") for path in selection.allowed]
 
 
-def pack_submission(root: Path, exp: str, spec_text: str | None, *,
+def pack_submission(root: Path, exp: str, *, check_only: bool = False,
                     progress: Callable[[int], None] | None = None) -> Packed:
-    """Return the bundle of experiment `exp` (lab-relative) with `spec_text` at `.starforge/jobspec.json`.
+    """Return the bundle of experiment `exp` (lab-relative): its files only, never the JobSpec (which travels in
+    `X-Forge-Meta`).
 
     Files come from `select_files` (git's tracked and unignored files under `<exp>/`, `common/`, `configs/`);
     any secret-looking file (by name or content) refuses the whole bundle unless `starforge.yaml` lists its exact
-    path under `bundle.allow_secrets`. With `spec_text` None only the selection is checked.
+    path under `bundle.allow_secrets`. With `check_only` only the selection is checked (nothing is packed).
     """
     allow, problems = allowed_secrets(Path(root))
     if problems:
@@ -161,10 +166,9 @@ def pack_submission(root: Path, exp: str, spec_text: str | None, *,
         return Packed(None, problems=[Problem("bundle", "bundle_unsafe", str(exc),
                                               "run sf inside the lab's git work tree")])
     allowed, warnings = selection.allowed, _allowed_warnings(selection)
-    if selection.refused or spec_text is None:
+    if selection.refused or check_only:
         return Packed(None, selection.files, selection.dropped, bundle_problems(selection),
                       allowed_secrets=allowed, warnings=warnings)
     members = [BundleFile(path, Path(root) / path) for path in selection.files]
-    members.append(BundleFile(SPEC_ARCNAME, spec_text.encode("utf-8")))
     data, info = pack_bytes(members, progress=progress)
-    return Packed(data, [*selection.files, SPEC_ARCNAME], selection.dropped, [], info, allowed, warnings)
+    return Packed(data, list(selection.files), selection.dropped, [], info, allowed, warnings)

@@ -11,7 +11,7 @@ __all__ = ["experiment_path"]
 
 def experiment_path(root: Path, exp: str) -> tuple[Path | None, str, list[Problem]]:
     """Return the experiment directory `exp` names inside the lab, its lab-relative POSIX path, or a problem."""
-    from starforge.recipes import resolve_experiment
+    from .experiments import resolve_experiment
 
     found = resolve_experiment(Path(root), exp) if exp.strip() else None
     rel = ""

@@ -76,7 +76,10 @@ def validate_experiment(root: Path, exp: str, catalog: Catalog) -> Validation:
     Values the config sets at declared parameter paths are checked against the recipe (the same check
     `sf recipe upgrade` applies), and the recipe's required parameters are reported when no default covers them.
     """
-    from starforge.recipes import inspect_lock, plan_upgrade, validate_hyperparams
+    from starforge.recipes import validate_hyperparams
+
+    from .lock_inspection import inspect_lock
+    from .upgrade import plan_upgrade
 
     exp_dir, rel, problems = experiment_path(Path(root), exp)
     if exp_dir is None:

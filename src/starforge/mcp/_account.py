@@ -1,4 +1,4 @@
-"""Account and cluster operations: who the token belongs to with its quota and use, and the profile registry."""
+"""Account and cluster operations: who the caller is with its quota and use, and the profile registry."""
 
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ def _value(key: str, value: Any) -> str:
 
 def get_quota(backend: Backend) -> Outcome:
     """Return the caller's account (name, role), quota caps and current usage."""
-    user = backend.console.whoami()
-    usage = backend.console.usage()
-    data = {"user": {"username": user.username, "role": user.role}, "quota": dict(usage.quota),
-            "usage": dict(usage.usage)}
+    user = backend.whoami()
+    usage = backend.usage()
+    data = {"user": {"username": user.username, "role": user.role}, "quota": usage.quota, "usage": usage.usage}
     lines = [f"{user.username} ({user.role or 'unknown role'})"]
     lines += [f"- {k}: {_value(k, v)}" for k, v in sorted(usage.quota.items())]
     if usage.usage:
@@ -35,8 +34,8 @@ def get_quota(backend: Backend) -> Outcome:
 
 def cluster_status(backend: Backend) -> Outcome:
     """Return the profile registry, GPU capacity per series and the number of active jobs."""
-    status = backend.console.cluster_status()
+    status = backend.cluster_status()
     lines = [f"GPUs: {status.used} used, {status.free} free of {status.total}; {status.queued} queued; "
              f"{status.active_count} active job(s)"]
     lines += [f"- profile {p.name}: {p.label or p.series}" for p in status.profiles]
-    return Outcome("\n".join(lines), dict(status.raw))
+    return Outcome("\n".join(lines), status.body)

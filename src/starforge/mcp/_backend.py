@@ -1,54 +1,81 @@
-"""The seam every tool runs against: a console client with the caller's credentials, the recipe declarations, a lab.
+"""The seam every tool runs against: the console operations the tools need, performed as the caller.
 
-A tool never checks a rule itself: it asks the console through `starforge.client.Console`, so an agent has exactly
-the permissions of a person using `sf` with the same token.
+Two implementations: over stdio, `starforge.mcp.stdio.ClientBackend` asks a console through the Python SDK with
+the credentials of `sf login`; on the console, `starforge.console.mcp_backend.ServiceBackend` calls the console's
+own services as the authenticated user. Both return the shapes of `_shapes` and raise `BackendError`, so a tool
+never knows which one it runs on, and never decides a rule itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:
-    import httpx
+from ._shapes import Account, Cluster, JobRow, LogWindow, MetricValue, Stopped, Submitted, Usage, Verdict
 
-    from starforge.client import Console
+if TYPE_CHECKING:
     from starforge.recipes import Catalog
 
 __all__ = ["Backend", "BackendProvider", "SharedBackend"]
 
-Connect = Callable[["httpx.BaseTransport | None"], "Console"]
 
+class Backend(Protocol):
+    """The console as one caller sees it; every method is blocking and raises `BackendError` on a refusal."""
 
-@dataclass
-class Backend:
-    """What one request's tools use: `console` (lazy), `connect(transport)` for a dedicated client, the catalog, the lab.
+    def whoami(self) -> Account:
+        """Return the account behind the caller's credentials."""
+        ...
 
-    connect: returns a new client of the same console with the same credentials (a transport may wrap the network).
-    catalog: returns the recipe declarations (the console's served catalog over HTTP, the local one over stdio).
-    lab: the lab root found from the working directory (stdio only), or None.
-    """
+    def usage(self) -> Usage:
+        """Return the caller's quota caps and current use."""
+        ...
 
-    connect: Connect
-    catalog: Callable[[], Catalog]
-    lab: Path | None = None
-    _console: Console | None = field(default=None, init=False, repr=False)
+    def cluster_status(self) -> Cluster:
+        """Return the profile registry, GPU capacity and the active job count."""
+        ...
 
-    @property
-    def console(self) -> Console:
-        """Return the shared client, connecting on first use (errors surface as the tool's error)."""
-        if self._console is None:
-            self._console = self.connect(None)
-        return self._console
+    def recipes(self) -> dict[str, Any]:
+        """Return the catalog payload the console publishes (`forge/recipe-catalog/v2`)."""
+        ...
 
-    def close(self) -> None:
-        """Close the shared client, if one was opened."""
-        if self._console is not None:
-            self._console.close()
-            self._console = None
+    def catalog(self) -> Catalog:
+        """Return the recipe declarations to explain with (the served catalog, or the installed one over stdio)."""
+        ...
+
+    def check(self, spec: Mapping[str, Any], profile: str | None) -> Verdict:
+        """Return admission's verdict on `spec` (nothing is stored); a rejection is a verdict, not an error."""
+        ...
+
+    def submit(self, spec: Mapping[str, Any], bundle: bytes | None, *, exp: str | None, profile: str,
+               idempotency_key: str) -> Submitted:
+        """Submit `spec` with its bundle (a gzip tar; none when None) under an idempotency key."""
+        ...
+
+    def jobs(self, limit: int) -> list[JobRow]:
+        """Return the caller's newest jobs, newest first."""
+        ...
+
+    def job(self, handle: str) -> JobRow:
+        """Return the job a handle names (an id, a unique prefix or an experiment name; see `resolve_handle`)."""
+        ...
+
+    def latest_metrics(self, ref: str) -> dict[str, MetricValue]:
+        """Return the latest value of each metric job `ref` reported."""
+        ...
+
+    def read_log(self, ref: str, *, tail: int, from_event_id: str | None, max_bytes: int) -> LogWindow:
+        """Return job `ref`'s log as it is now, never following: the last `tail` lines (0: all) bounded to the
+        last `max_bytes`, or at most `max_bytes` after event id `from_event_id`."""
+        ...
+
+    def stop(self, ref: str) -> Stopped:
+        """Stop job `ref`; a finished job is not an error (`stopped` is then false)."""
+        ...
+
+    def jobspec(self, ref: str) -> dict[str, Any]:
+        """Return the JobSpec the console admitted for job `ref` (owner stamped)."""
+        ...
 
 
 class BackendProvider(Protocol):
@@ -69,7 +96,3 @@ class SharedBackend:
     def open(self, request: Any) -> Iterator[Backend]:
         """Yield the shared backend; it stays open for the next request."""
         yield self.backend
-
-    def close(self) -> None:
-        """Close the shared backend's client."""
-        self.backend.close()

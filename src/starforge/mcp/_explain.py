@@ -1,12 +1,13 @@
 """Explain a rejection: for each problem its plain-language cause (from `CODES`) and a concrete, applicable fix.
 
+Facts come from each problem's `data` (keys in `DATA_KEYS`), never from its message or hint, which are only shown.
+
 Pure: the caller passes what it knows (the spec, the experiment, the profile, the console's published catalog and
 the recipe's parameter declarations); nothing here talks to a console or re-checks a rule.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -157,12 +158,18 @@ def problems_of(rejection: Any) -> list[Problem]:
 Fix = tuple[str, tuple[str, ...], tuple[Patch, ...]]
 
 
-def _listed(hint: str) -> list[str]:
-    """Return the comma-separated names after the first `: ` of a hint (`registered profiles: cpu, h200`)."""
-    _, sep, tail = hint.partition(": ")
-    if not sep:
-        return []
-    return [n.strip() for n in tail.split(",") if n.strip() and not n.strip().startswith("(")]
+def _fact(problem: Problem, key: str) -> str:
+    """Return the text of one of the problem's `data` facts, or "" when the rule did not give it."""
+    value = problem.data.get(key)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "" if value is None or isinstance(value, Mapping | list) else str(value)
+
+
+def _allowed(problem: Problem) -> list[str] | None:
+    """Return the problem's `data.allowed` as names, or None when the rule did not say what it accepts."""
+    allowed = problem.data.get("allowed")
+    return [str(a) for a in allowed] if isinstance(allowed, list) else None
 
 
 def _pick(choices: Sequence[str], preferred: str) -> str:
@@ -183,7 +190,7 @@ def _version_key(text: str) -> Version | None:
 
 
 def _handshake(problem: Problem, ctx: ExplainContext) -> Fix:
-    recipe = ctx.recipe_name or next(iter(re.findall(r"recipe ([\w.-]+/[\w.-]+)", problem.message)), "")
+    recipe = ctx.recipe_name or _fact(problem, "recipe")
     entry = ctx.published(recipe) if recipe else None
     exp = ctx.exp_name
     commands = (f"sf recipe status {exp} --server", f"sf recipe upgrade {exp}", ctx.submit())
@@ -221,13 +228,12 @@ def _handshake(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _core(problem: Problem, ctx: ExplainContext) -> Fix:
-    text = f"{problem.message} {problem.hint}"
-    needed = re.search(r"needs core ([^\s;()]+)", text)
-    have = re.search(r"(?:built by core|this client is|this client \() ?([0-9][^\s;,)]*)", text)
-    requirement = needed.group(1) if needed else ""
-    version = have.group(1) if have else str(_get(ctx.spec, "provenance", "core_version") or ctx.client_version)
+    given = problem.data.get("versions")
+    versions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    requirement = str(versions.get("needed") or "")
+    version = str(versions.get("have") or _get(ctx.spec, "provenance", "core_version") or ctx.client_version)
     install = f'pip install -U "starforge{requirement}"' if requirement else "pip install -U starforge"
-    if "newer than" in problem.hint:
+    if versions.get("too_old") is False:
         fix = (f"this client is {version}, newer than the console's catalog ({requirement or 'its range'}): use an "
                "sf client within that range, or ask the operator to publish a catalog for this version")
     else:
@@ -243,22 +249,27 @@ def _swap_registry(image: str, registry: str) -> str:
 
 
 def _image_not_allowed(problem: Problem, ctx: ExplainContext) -> Fix:
-    allowed = _listed(problem.hint)
-    image = str(_get(ctx.spec, "spec", "framework", "image") or "")
+    allowed = _allowed(problem)
+    image = str(_get(ctx.spec, "spec", "framework", "image") or _fact(problem, "got"))
+    if allowed is None:
+        return (_with_hint("use an image from a registry on this console's allowlist, or remove "
+                           "spec.framework.image to use the recipe's own runtime", problem), (ctx.submit(),), ())
     if not allowed:
         return ("image overrides are disabled on this console: remove spec.framework.image and use the recipe's own "
                 "runtime", (ctx.submit(),), (Patch("spec.framework.image", "remove"),))
     new = _swap_registry(image, allowed[0]) if image else f"{allowed[0]}/<team>/<image>:<tag>"
-    fix = (f"push the image to a registry on this console's allowlist ({', '.join(allowed)}) and reference it "
-           f"there, e.g. --image {new}")
+    refused = _fact(problem, "registry")
+    fix = (f"{'registry ' + refused + ' is not allowed: ' if refused else ''}push the image to a registry on this "
+           f"console's allowlist ({', '.join(allowed)}) and reference it there, e.g. --image {new}")
     patches = (Patch("spec.framework.image", "set", new),) if image else ()
     return fix, (ctx.submit("--image", new),), patches
 
 
 def _image_required(problem: Problem, ctx: ExplainContext) -> Fix:
     example = "<registry>/<team>/<image>:<tag>"
-    fix = (f"{ctx.recipe_name or 'this recipe'} runs your own container: pass --image {example} from a registry on "
-           "the console's allowlist (an image_not_allowed refusal lists them)")
+    recipe = ctx.recipe_name or _fact(problem, "recipe") or "this recipe"
+    fix = (f"{recipe} runs your own container: pass --image {example} from a registry on the console's allowlist "
+           "(an image_not_allowed refusal lists them)")
     return fix, (ctx.submit("--image", example),), ()
 
 
@@ -281,7 +292,7 @@ def _entrypoint(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _profile(problem: Problem, ctx: ExplainContext) -> Fix:
-    choices = _listed(problem.hint)
+    choices = _allowed(problem)
     if not choices:
         return (_with_hint("pick a registered profile you may use (cluster_status lists them, get_quota shows "
                            "which are allowed for you)", problem), ("sf status",), ())
@@ -291,7 +302,7 @@ def _profile(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _series(problem: Problem, ctx: ExplainContext) -> Fix:
-    choices = _listed(problem.hint)
+    choices = _allowed(problem)
     if not choices:
         return _with_hint("use a series from the console's profile registry (cluster_status)", problem), (), ()
     pick = _pick(choices, ctx.profile.split(":", 1)[0])
@@ -300,11 +311,17 @@ def _series(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _quota(problem: Problem, ctx: ExplainContext) -> Fix:
+    limit = _fact(problem, "limit")
     if problem.code == "quota_exhausted":
-        fix = "your daily GPU-hour budget is used up: wait for it to reset, or ask an administrator to raise it"
+        used = _fact(problem, "used")
+        spent = f" ({used} of {limit} GPU hours today)" if used and limit else ""
+        fix = (f"your daily GPU-hour budget is used up{spent}: wait for it to reset (UTC midnight), or ask an "
+               "administrator to raise it")
     else:
-        fix = ("ask for fewer GPUs (nodes x gpus_per_node, summed over pools) or have an administrator raise your "
-               "cap; get_quota shows your caps and current use")
+        requested = _fact(problem, "requested")
+        ask = f" (this job asks for {requested} GPUs; your cap is {limit} at once)" if requested and limit else ""
+        fix = (f"ask for fewer GPUs{ask}: nodes x gpus_per_node, summed over pools, or have an administrator raise "
+               "your cap; get_quota shows your caps and current use")
     return _with_hint(fix, problem), ("sf status",), ()
 
 
@@ -360,7 +377,8 @@ def _hyperparameter(problem: Problem, ctx: ExplainContext) -> Fix:
         return (_with_hint(f"give {name} a value its declaration accepts (show_recipe {recipe} lists types, bounds "
                            "and choices)", problem), (f"sf methods {recipe}",), ())
     hyperparams = _get(ctx.spec, "spec", "hyperparams")
-    current = hyperparams.get(name) if isinstance(hyperparams, Mapping) else None
+    given = isinstance(hyperparams, Mapping) and name in hyperparams
+    current = hyperparams[name] if given else problem.data.get("got")
     new = _hyperparameter_value(problem, param, current)
     fix = f"{name} is declared as {_describe(param)}"
     if new is None:
@@ -371,17 +389,36 @@ def _hyperparameter(problem: Problem, ctx: ExplainContext) -> Fix:
 
 
 def _unknown_hyperparameter(problem: Problem, ctx: ExplainContext) -> Fix:
-    recipe = ctx.recipe_name or "<recipe>"
+    recipe = ctx.recipe_name or _fact(problem, "recipe") or "<recipe>"
     hyperparams = _get(ctx.spec, "spec", "hyperparams")
-    unknown = [k for k in hyperparams if k not in ctx.params] if isinstance(hyperparams, Mapping) and ctx.params else []
-    patches = tuple(Patch(f"spec.hyperparams.{k}", "remove") for k in unknown if "." not in k)
-    fix = _with_hint("use only the parameter names the recipe declares (show_recipe lists them with their config "
-                     "paths); remove or rename the others", problem)
-    return fix, (f"sf methods {recipe}",), patches
+    given: Mapping[str, Any] = hyperparams if isinstance(hyperparams, Mapping) else {}
+    listed = problem.data.get("unknown")
+    if isinstance(listed, list):
+        unknown = [str(k) for k in listed]
+    else:
+        unknown = [k for k in given if k not in ctx.params] if ctx.params else []
+    suggestion = problem.data.get("suggestion")
+    closest: Mapping[str, Any] = suggestion if isinstance(suggestion, Mapping) else {}
+    patches: list[Patch] = []
+    renames: list[str] = []
+    for key in (k for k in unknown if "." not in k):  # a dotted key cannot be named by a patch target
+        new = closest.get(key)
+        if isinstance(new, str) and key in given and new not in given:
+            patches.append(Patch(f"spec.hyperparams.{new}", "set", given[key]))
+            renames.append(f"{key} to {new}")
+        patches.append(Patch(f"spec.hyperparams.{key}", "remove"))
+    rename = f"rename {', '.join(renames)}; " if renames else ""
+    fix = _with_hint(f"{rename}use only the parameter names the recipe declares (show_recipe lists them with their "
+                     "config paths); remove or rename the others", problem)
+    return fix, (f"sf methods {recipe}",), tuple(patches)
 
 
 def _missing_hyperparameter(problem: Problem, ctx: ExplainContext) -> Fix:
-    name = problem.message.split(" ", 1)[0]
+    name = _fact(problem, "name")
+    if not name:
+        recipe = ctx.recipe_name or _fact(problem, "recipe") or "<recipe>"
+        return (_with_hint(f"set every parameter {recipe} requires (show_recipe lists them)", problem),
+                (f"sf methods {recipe}",), ())
     param = ctx.params.get(name)
     about = f" ({_describe(param)}{': ' + param.doc if param.doc else ''})" if param else ""
     return f"set the required parameter {name}{about}", (ctx.submit("--set", f"{name}=<value>"),), ()

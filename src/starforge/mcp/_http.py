@@ -17,16 +17,19 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 class HttpTransport:
-    """Stateless streamable HTTP with JSON answers: `handle` serves requests while `running()` is entered.
+    """Stateless streamable HTTP with JSON answers, serving the common tools: `handle` serves requests while
+    `running()` is entered.
+
+    provider: opens each request's backend; the host has authenticated the request before `handle`.
 
     Stateless: every POST is complete in itself, so no session outlives a request and no session can be reused
-    under another token. DNS-rebinding checks are off: callers authenticate with a bearer token, not a cookie.
+    under another caller. DNS-rebinding checks are off: callers authenticate with a bearer token, not a cookie.
     """
 
     def __init__(self, provider: BackendProvider) -> None:
-        self.server = build_server(provider, lab_tools=False)
+        self.server = build_server(provider)
         # Building the SDK's app creates its session manager, which the SDK exposes for mounting in a host app;
-        # the Starlette app itself is not used: the console routes to `handle`.
+        # the Starlette app itself is not used: the host routes to `handle`.
         self.server.streamable_http_app(
             stateless_http=True,
             json_response=True,
@@ -36,7 +39,7 @@ class HttpTransport:
         self.manager = self.server.session_manager
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
-        """Serve one HTTP request (the caller has authenticated it)."""
+        """Serve one HTTP request (the host has authenticated it)."""
         await self.manager.handle_request(scope, receive, send)
 
     def running(self) -> AbstractAsyncContextManager[None]:

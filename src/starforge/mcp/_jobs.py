@@ -1,4 +1,4 @@
-"""Job operations through the SDK: submit (gzip + X-Forge-Meta), list, show, stop — the console decides everything."""
+"""Job operations: submit (spec, bundle, profile, idempotency key), list, show, stop; the console decides all."""
 
 from __future__ import annotations
 
@@ -7,25 +7,20 @@ import binascii
 import uuid
 from typing import Any
 
-from starforge.client import ConsoleError, Job
 from starforge.contract import Problem
 
 from ._backend import Backend
+from ._errors import BackendError, ToolRefusal
 from ._explain import first_pool_series
-from ._results import Outcome, ToolRefusal
+from ._results import Outcome
+from ._shapes import JobRow
 
-__all__ = ["MAX_JOBS", "decode_bundle", "get_job", "job_row", "list_jobs", "stop_job", "submit_job"]
+__all__ = ["MAX_JOBS", "decode_bundle", "get_job", "list_jobs", "stop_job", "submit_job"]
 
 MAX_JOBS = 200
 
 
-def job_row(job: Job) -> dict[str, Any]:
-    """Return the console's row of a job (as served), with `ref`, `terminal` and `succeeded` added."""
-    row = dict(job.raw) or {"job_ref": job.job_ref, "run_id": job.run_id, "name": job.name, "status": job.status}
-    return {**row, "ref": job.ref, "terminal": job.terminal, "succeeded": job.succeeded}
-
-
-def _line(job: Job) -> str:
+def _line(job: JobRow) -> str:
     return f"- {job.ref}  {job.status or '?'}  {job.name or job.exp_name or ''}".rstrip()
 
 
@@ -47,8 +42,8 @@ def submit_job(backend: Backend, *, spec: dict[str, Any], profile: str | None, b
     bundle = decode_bundle(bundle_base64)
     chosen = profile or first_pool_series(spec)
     key = idempotency_key or str(uuid.uuid4())
-    result = backend.console.submit(spec, bundle, exp=exp or None, profile=chosen, idempotency_key=key)
-    data = {**dict(result.raw), "job_id": result.job_id, "run_id": result.run_id, "queued": result.queued,
+    result = backend.submit(spec, bundle, exp=exp or None, profile=chosen, idempotency_key=key)
+    data = {**result.body, "job_id": result.job_id, "run_id": result.run_id, "queued": result.queued,
             "requested_gpus": result.requested_gpus, "warnings": list(result.warnings), "profile": chosen,
             "idempotency_key": key}
     state = "queued" if result.queued else "submitted"
@@ -60,9 +55,9 @@ def submit_job(backend: Backend, *, spec: dict[str, Any], profile: str | None, b
 
 
 def list_jobs(backend: Backend, *, limit: int) -> Outcome:
-    """Return the caller's newest jobs (the console shows each account only its own)."""
-    jobs = backend.console.jobs(limit=limit)
-    rows = [job_row(j) for j in jobs]
+    """Return the caller's newest jobs (each account sees only its own)."""
+    jobs = backend.jobs(limit)
+    rows = [j.to_dict() for j in jobs]
     note = (f"list truncated at the newest {limit} jobs; older ones may exist (limit goes up to {MAX_JOBS})"
             if len(rows) >= limit else "")
     lines = [_line(j) for j in jobs]
@@ -72,25 +67,24 @@ def list_jobs(backend: Backend, *, limit: int) -> Outcome:
 
 def get_job(backend: Backend, *, job: str) -> Outcome:
     """Return one job (an id, a unique prefix or an experiment name) with the latest value of each metric."""
-    found = backend.console.resolve_job(job)
+    found = backend.job(job)
     metrics: dict[str, Any] = {}
     note = ""
     try:
-        latest = backend.console.metrics(found.ref).latest()
+        latest = backend.latest_metrics(found.ref)
         metrics = {k: {"step": p.step, "value": p.value} for k, p in latest.items()}
-    except ConsoleError as exc:
+    except BackendError as exc:
         note = f"metrics unavailable: {exc.title}"
     summary = f"{found.ref} ({found.name or found.exp_name or '?'}): {found.status or 'unknown'}"
     if metrics:
         summary += "\n" + "\n".join(f"- {k} = {v['value']:g} at step {v['step']}" for k, v in sorted(metrics.items()))
-    return Outcome(summary, {"job": job_row(found), "metrics": metrics, "note": note})
+    return Outcome(summary, {"job": found.to_dict(), "metrics": metrics, "note": note})
 
 
 def stop_job(backend: Backend, *, job: str) -> Outcome:
     """Stop a job; stopping a finished one is not an error (`stopped` is then false)."""
-    found = backend.console.resolve_job(job)
-    result = backend.console.stop(found.ref)
-    summary = (f"stopped {found.ref}" if result.stopped
-               else f"{found.ref} had already finished ({result.status or found.status})")
-    return Outcome(summary, {"job": found.ref, "stopped": result.stopped, "status": result.status or found.status,
-                             "raw": dict(result.raw)})
+    found = backend.job(job)
+    result = backend.stop(found.ref)
+    status = result.status or found.status
+    summary = f"stopped {found.ref}" if result.stopped else f"{found.ref} had already finished ({status})"
+    return Outcome(summary, {"job": found.ref, "stopped": result.stopped, "status": status, "raw": result.body})

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._backend import Backend
-from ._results import Outcome, ToolRefusal
+from ._errors import ToolRefusal
+from ._results import Outcome
 from ._truncate import clip_items
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def recipe_detail(recipe: Recipe) -> dict[str, Any]:
 
 def list_recipes(backend: Backend, *, limit: int) -> Outcome:
     """Return the recipes this console publishes, in product order, with titles from the declarations."""
-    payload = backend.console.recipes()
+    payload = backend.recipes()
     catalog = _local(backend)
     rows = []
     for entry in payload.get("recipes") or []:
@@ -104,7 +105,7 @@ def list_recipes(backend: Backend, *, limit: int) -> Outcome:
 def show_recipe(backend: Backend, *, recipe: str) -> Outcome:
     """Return one recipe: the console's published identity and the declarations (params, runtime, roles)."""
     name = recipe.strip()
-    entry = published_entry(backend.console.recipes(), name)
+    entry = published_entry(backend.recipes(), name)
     catalog = _local(backend)
     local, problems = catalog.lookup(name, field="recipe") if catalog is not None else (None, [])
     if local is None and entry is None:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
-from starforge.client import ConsoleError, NotFound, Unavailable
 from starforge.contract import schema
 
 from ._backend import Backend
+from ._errors import BackendError
 from ._scope import current_backend
-from ._threads import in_worker
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -31,16 +32,20 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-def _read(uri: str, call: Callable[[Backend], Any]) -> Any:
-    """Run `call` on the request's backend; a console error becomes an MCP error carrying its problems."""
+def _call(uri: str, call: Callable[[Backend], Any], backend: Backend) -> Any:
     try:
-        return call(current_backend())
-    except ConsoleError as exc:
-        code = INVALID_PARAMS if isinstance(exc, NotFound) else INTERNAL_ERROR if isinstance(
-            exc, Unavailable) else INVALID_REQUEST
-        data = {"uri": uri, "error": type(exc).__name__, "status": exc.status, "detail": exc.detail,
+        return call(backend)
+    except BackendError as exc:
+        code = {"NotFound": INVALID_PARAMS, "Unavailable": INTERNAL_ERROR}.get(exc.kind, INVALID_REQUEST)
+        data = {"uri": uri, "error": exc.kind, "status": exc.status, "detail": exc.detail,
                 "hint": exc.hint, "problems": [p.to_dict() for p in exc.problems]}
         raise MCPError(code=code, message=exc.title or exc.detail, data=data) from None
+
+
+async def _read(uri: str, call: Callable[[Backend], Any]) -> Any:
+    """Run `call` on the request's backend in the worker threadpool; a refusal becomes an MCP error carrying its
+    problems."""
+    return await anyio.to_thread.run_sync(functools.partial(_call, uri, call, current_backend()))
 
 
 def truncated_catalog(payload: dict[str, Any], limit: int = MAX_RESOURCE_BYTES) -> dict[str, Any]:
@@ -75,11 +80,11 @@ def register_resources(server: MCPServer[Any]) -> None:
                                  "/api/recipes serves it; truncated with a note when very large.",
                      mime_type="application/json")
     async def catalog() -> str:
-        return _dump(truncated_catalog(await in_worker(lambda: _read(CATALOG_URI, lambda b: b.console.recipes()))))
+        return _dump(truncated_catalog(await _read(CATALOG_URI, lambda b: b.recipes())))
 
     @server.resource(JOBSPEC_URI, name="job-jobspec", title="Admitted JobSpec of a job",
                      description="The JobSpec the console admitted for one of your jobs (owner stamped).",
                      mime_type="application/json")
     async def job_jobspec(id: str) -> str:
         uri = JOBSPEC_URI.replace("{id}", id)
-        return _dump(await in_worker(lambda: _read(uri, lambda b: b.console.jobspec(id))))
+        return _dump(await _read(uri, lambda b: b.jobspec(id)))

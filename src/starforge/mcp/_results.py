@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
-from starforge.client import ConsoleError
 from starforge.contract import Problem, render_problems
 
-from ._threads import in_worker
+from ._backend import Backend
+from ._errors import BackendError, ToolError, ToolRefusal
+from ._scope import current_backend
 
-__all__ = ["Outcome", "ToolRefusal", "failure", "run_tool", "success"]
+__all__ = ["Operation", "Outcome", "failure", "run_tool", "success"]
 
 log = logging.getLogger("starforge.mcp")
 
@@ -33,15 +36,7 @@ class Outcome:
     echo_data: bool = True
 
 
-class ToolRefusal(Exception):
-    """Raised by an operation for a refusal of its own (bad arguments, no lab), with problems like the console's."""
-
-    def __init__(self, title: str, problems: Sequence[Problem] = (), *, hint: str = "", status: int = 400) -> None:
-        super().__init__(title)
-        self.title = title
-        self.problems = list(problems)
-        self.hint = hint
-        self.status = status
+Operation = Callable[[Backend], Outcome]
 
 
 def _json(data: Any) -> str:
@@ -66,38 +61,36 @@ def _error_text(title: str, problems: Sequence[Problem], hint: str, *, explainab
     return "\n".join(lines)
 
 
-def failure(error: ConsoleError | ToolRefusal) -> CallToolResult:
-    """Return an `isError` result: `{ok: false, error, status, detail, hint, problems}` and the same as text."""
-    status: int | None
-    if isinstance(error, ToolRefusal):
-        kind, title, detail, status = "Refused", error.title, render_problems(error.title, error.problems), error.status
-    else:
-        kind, title, detail, status = type(error).__name__, error.title, error.detail, error.status
+def failure(error: ToolError) -> CallToolResult:
+    """Return an `isError` result: `{ok: false, error, status, title, detail, hint, problems}` and the same as text."""
     problems = list(error.problems)
     data = {
         "ok": False,
-        "error": kind,
-        "status": status,
-        "title": title,
-        "detail": detail,
+        "error": error.kind,
+        "status": error.status,
+        "title": error.title,
+        "detail": error.detail,
         "hint": error.hint,
         "problems": [p.to_dict() for p in problems],
     }
-    explainable = bool(problems) and (isinstance(error, ConsoleError) or error.status == 422)
-    text = _error_text(detail if isinstance(error, ConsoleError) and not problems else title, problems, error.hint,
+    from_console = isinstance(error, BackendError)
+    explainable = bool(problems) and (from_console or error.status == 422)
+    text = _error_text(error.detail if from_console and not problems else error.title, problems, error.hint,
                        explainable=explainable)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=True)
 
 
-async def run_tool(name: str, operation: Callable[[], Outcome]) -> CallToolResult:
-    """Run an operation on an MCP worker thread; console errors and refusals become tool errors, bugs a generic one."""
-    return await in_worker(lambda: _result(name, operation))
+async def run_tool(name: str, operation: Operation) -> CallToolResult:
+    """Run an operation on the request's backend in the worker threadpool; refusals become tool errors, bugs a
+    generic one (the trace is logged here, never sent)."""
+    backend = current_backend()
+    return await anyio.to_thread.run_sync(functools.partial(_result, name, operation, backend))
 
 
-def _result(name: str, operation: Callable[[], Outcome]) -> CallToolResult:
+def _result(name: str, operation: Operation, backend: Backend) -> CallToolResult:
     try:
-        return success(operation())
-    except (ConsoleError, ToolRefusal) as exc:
+        return success(operation(backend))
+    except ToolError as exc:
         return failure(exc)
     except Exception:  # a bug: log the trace here, never send it to the client
         log.exception("MCP tool %s failed", name)

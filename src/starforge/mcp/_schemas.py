@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from starforge.contract import DATA_KEYS
+
 __all__ = [
     "BuildOut",
     "ClusterOut",
@@ -36,6 +38,10 @@ class ProblemOut(_Open):
     code: str = Field(description="stable code; its meaning is in starforge.contract.CODES")
     message: str
     hint: str = ""
+    data: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the facts the rule knew, when it gave any (read them instead of parsing message or hint); "
+                    "keys, all optional, as in starforge.contract.DATA_KEYS: " + ", ".join(DATA_KEYS))
 
 
 class VerdictOut(_Open):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +12,7 @@ from ._backend import Backend, BackendProvider
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["BackendScope", "current_backend"]
+__all__ = ["BackendScope", "bound", "current_backend"]
 
 _CURRENT: ContextVar[Backend | None] = ContextVar("starforge_mcp_backend", default=None)
 # Only these methods run StarForge code; everything else (initialize, listings, pings) needs no console.
@@ -18,11 +20,21 @@ _SCOPED = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
 def current_backend() -> Backend:
-    """Return the backend of the request being handled (worker threads inherit it); raise outside a request."""
+    """Return the backend of the request being handled; raise outside a request (a bug)."""
     backend = _CURRENT.get()
     if backend is None:
         raise RuntimeError("no StarForge backend: this code runs only inside an MCP request")
     return backend
+
+
+@contextmanager
+def bound(backend: Backend) -> Iterator[Backend]:
+    """Make `backend` the current one for the code run inside the block."""
+    token = _CURRENT.set(backend)
+    try:
+        yield backend
+    finally:
+        _CURRENT.reset(token)
 
 
 class BackendScope:
@@ -35,9 +47,5 @@ class BackendScope:
         """Run the rest of the chain with the caller's backend bound (only for methods that need one)."""
         if ctx.method not in _SCOPED:
             return await call_next(ctx)
-        with self.provider.open(ctx.request) as backend:
-            token = _CURRENT.set(backend)
-            try:
-                return await call_next(ctx)
-            finally:
-                _CURRENT.reset(token)
+        with self.provider.open(ctx.request) as backend, bound(backend):
+            return await call_next(ctx)

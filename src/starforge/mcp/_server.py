@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -13,7 +14,7 @@ from ._backend import BackendProvider
 from ._prompts import register_prompts
 from ._resources import register_resources
 from ._scope import BackendScope
-from ._tools import register_tools
+from ._tools import TOOLS, ToolDef, register_tools
 
 __all__ = ["INSTRUCTIONS", "build_server"]
 
@@ -24,8 +25,9 @@ explain_rejection (fixes come with exact sf commands and patches); to run one us
 get_job_logs. The prompt fix_rejected_submission walks the whole path."""
 
 
-def build_server(provider: BackendProvider, *, lab_tools: bool) -> MCPServer[Any]:
-    """Return the MCP server whose requests run on backends from `provider` (`lab_tools`: add the lab-only tools)."""
+def build_server(provider: BackendProvider, *, tools: Sequence[ToolDef] = TOOLS) -> MCPServer[Any]:
+    """Return the MCP server whose requests run on backends from `provider`, serving `tools` (the common ones by
+    default; stdio adds the lab tools), the resources and the prompt."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     try:
@@ -36,7 +38,7 @@ def build_server(provider: BackendProvider, *, lab_tools: bool) -> MCPServer[Any
     finally:  # the SDK configures the root logger; the host process (console, sf) keeps its own logging
         root.handlers[:] = handlers
         root.setLevel(level)
-    register_tools(server, lab=lab_tools)
+    register_tools(server, tools)
     register_resources(server)
     register_prompts(server)
     return server

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from starforge.client import ConsoleError
 from starforge.contract import Problem
 
 from ._backend import Backend
+from ._errors import BackendError, ToolRefusal
 from ._explain import ExplainContext, Explanation, explain, problems_of
-from ._results import Outcome, ToolRefusal
+from ._results import Outcome
 
 __all__ = ["explain_rejection", "render_explanations", "validate_jobspec"]
 
 
-def _bullets(problems: list[Problem]) -> list[str]:
+def _bullets(problems: Sequence[Problem]) -> list[str]:
     return [f"- {p.field} ({p.code}): {p.message}" + (f" — hint: {p.hint}" if p.hint else "") for p in problems]
 
 
 def validate_jobspec(backend: Backend, *, spec: dict[str, Any], profile: str | None) -> Outcome:
     """Return admission's verdict on `spec` (every stage, nothing stored); a rejection is a verdict, not an error."""
-    verdict = backend.console.check(spec, profile or None)
+    verdict = backend.check(spec, profile or None)
     data = {
         "ok": verdict.ok,
         "problems": [p.to_dict() for p in verdict.problems],
@@ -74,14 +74,14 @@ def explain_rejection(backend: Backend, *, rejection: Any, spec: dict[str, Any] 
     problems = problems_of(rejection) if rejection else []
     checked = False
     if not problems and spec is not None:
-        problems, checked = backend.console.check(spec, profile or None).problems, True
+        problems, checked = list(backend.check(spec, profile or None).problems), True
     if not problems and not checked:
         raise ToolRefusal("Nothing to explain", [Problem(
             "rejection", "invalid_request", "neither a rejection with problems nor a spec to check was given",
             "pass the problems list, the console's error body, validate_jobspec's result, or the spec")])
     try:
-        catalog: Mapping[str, Any] | None = backend.console.recipes()
-    except ConsoleError:
+        catalog: Mapping[str, Any] | None = backend.recipes()
+    except BackendError:
         catalog = None  # explanations still work, only without the published recipe identity
     ctx = ExplainContext(spec=spec, exp=exp or "", profile=profile or "", catalog=catalog,
                          params=_params(backend, spec))

@@ -12,6 +12,7 @@ import yaml
 
 __all__ = [
     "SCHEMES",
+    "YAMLError",
     "bundle_digest",
     "canonical_json",
     "catalog_digest",
@@ -24,6 +25,7 @@ SCHEMES = ("manifest", "manifest+template")
 
 # libyaml's parser with PyYAML's own safe constructor and resolver: the same YAML 1.1 typing, several times faster.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+YAMLError = yaml.YAMLError  # what `load_yaml` raises, named here so its callers need not import yaml
 
 
 def load_yaml(text: str) -> Any:

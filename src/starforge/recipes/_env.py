@@ -1,18 +1,15 @@
-"""Where recipes live on this machine: `FORGE_HOME` and `FORGE_RECIPE_PATH`, read in this one place."""
+"""Where recipes live on this machine: the built-in tree, `FORGE_RECIPE_PATH` (read here only) and `$FORGE_HOME`."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["BUILTIN_ROOT", "cache_dir", "forge_home", "overlay_roots"]
+from starforge.home import forge_home
+
+__all__ = ["BUILTIN_ROOT", "cache_dir", "overlay_roots"]
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "builtin"
-
-
-def forge_home() -> Path:
-    """Return the client state directory: `$FORGE_HOME`, default `~/.forge`."""
-    return Path(os.environ.get("FORGE_HOME") or "~/.forge").expanduser()
 
 
 def cache_dir() -> Path:

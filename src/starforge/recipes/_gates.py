@@ -57,7 +57,8 @@ def _lifecycle(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     return [Problem("spec.lifecycle.on_success", "lifecycle_action_unknown",
                     f"{recipe.id} does not declare the lifecycle action{'s' if len(unknown) > 1 else ''} "
                     f"{', '.join(unknown)} (it declares: {offered})",
-                    "remove it from on_success" + (f" or use one of {offered}" if declared else ""))]
+                    "remove it from on_success" + (f" or use one of {offered}" if declared else ""),
+                    {"recipe": recipe.id, "unknown": unknown, "allowed": list(declared)})]
 
 
 def _observability(spec: JobSpec, recipe: Recipe) -> list[Problem]:
@@ -66,11 +67,12 @@ def _observability(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     if recipe.observability == "external" and not url:
         return [Problem(field, "observability_url_required",
                         f"{recipe.id} reports to an external tracker: observability_url is required",
-                        "pass --observability-url https://… (your tracker's run or project page)")]
+                        "pass --observability-url https://… (your tracker's run or project page)", {"recipe": recipe.id})]
     if recipe.observability == "platform" and url:
         return [Problem(field, "observability_url_forbidden",
                         f"{recipe.id} uses platform observability: observability_url must be empty",
-                        "drop the observability URL; metrics and logs are collected by the platform")]
+                        "drop the observability URL; metrics and logs are collected by the platform",
+                        {"recipe": recipe.id})]
     if url and not _URL.fullmatch(url):
         return [Problem(field, "invalid_url", f"{url!r} is not an absolute http(s) URL without whitespace",
                         "write it as https://host/path")]
@@ -86,7 +88,7 @@ def _image(spec: JobSpec, recipe: Recipe) -> list[Problem]:
                             "use registry/name:tag or registry/name@sha256:<64 hex>")]
     elif recipe.framework == "custom":
         return [Problem("spec.framework.image", "image_required", f"{recipe.id} runs your own image: it is required",
-                        "pass --image registry/name:tag")]
+                        "pass --image registry/name:tag", {"recipe": recipe.id})]
     return []
 
 
@@ -119,7 +121,8 @@ def _role_names(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     return [Problem("spec.resources.roles", "role_unknown",
                     f"{recipe.id} does not declare the role{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                     f"(its roles: {', '.join(declared) or 'none'})",
-                    "map only the recipe's roles, e.g. --profile " + (",".join(declared) or "<roles>") + "=h200:8")]
+                    "map only the recipe's roles, e.g. --profile " + (",".join(declared) or "<roles>") + "=h200:8",
+                    {"recipe": recipe.id, "unknown": unknown, "allowed": list(declared)})]
 
 
 def _pools(spec: JobSpec, recipe: Recipe) -> list[Problem]:
@@ -130,7 +133,7 @@ def _pools(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     problems = [
         Problem(f"spec.resources.roles.{role}", "role_unmapped",
                 f"with {len(resources.pools)} pools every role of {recipe.id} must be mapped; {role} is not",
-                f"add {role} to a --profile prefix, e.g. --profile {role}=<profile>")
+                f"add {role} to a --profile prefix, e.g. --profile {role}=<profile>", {"recipe": recipe.id, "name": role})
         for role in declared if role not in roles
     ]
     if problems:

@@ -33,32 +33,38 @@ def check_catalog(spec: JobSpec, catalog: Catalog) -> list[Problem]:
         return problems
     if not catalog.is_enabled(recipe_id):
         return [Problem("spec.recipe.name", "recipe_unknown", f"recipe {recipe_id} is not enabled on this console",
-                        "ask the console operator to enable it, or pick another recipe (`sf methods`)")]
+                        "ask the console operator to enable it, or pick another recipe (`sf methods`)",
+                        {"recipe": recipe_id})]
     who = f"{recipe.id}@{recipe.version}"
     if s.recipe.version != recipe.version:
         return [Problem("spec.recipe.version", "recipe_version_mismatch",
                         f"recipe {recipe.id} is version {recipe.version} on this console; the spec has "
-                        f"{s.recipe.version}", _UPGRADE)]
+                        f"{s.recipe.version}", _UPGRADE, _differs(recipe.id, recipe.version, s.recipe.version))]
     digest = recipe.digest(catalog.scheme)
     if s.recipe.digest != digest:
         return [Problem("spec.recipe.digest", "recipe_digest_mismatch",
                         f"recipe {who} has digest {digest} on this console; the spec has {s.recipe.digest}",
-                        _UPGRADE + " (`sf recipe status --server` compares them)")]
+                        _UPGRADE + " (`sf recipe status --server` compares them)",
+                        _differs(recipe.id, digest, s.recipe.digest))]
     if s.framework.kind != recipe.framework:
         return [Problem("spec.framework.kind", "framework_kind_mismatch",
                         f"recipe {recipe.id} runs on {recipe.framework}; the spec has framework.kind "
-                        f"{s.framework.kind}", f"set framework.kind to {recipe.framework}")]
+                        f"{s.framework.kind}", f"set framework.kind to {recipe.framework}",
+                        _differs(recipe.id, recipe.framework, s.framework.kind))]
     versions = recipe.framework_versions
     if s.framework.version not in versions:
         return [Problem("spec.framework.version", "framework_version_unsupported",
                         f"recipe {who} supports framework version{'s' if len(versions) > 1 else ''} "
                         f"{', '.join(versions)}; the spec has {s.framework.version}",
-                        f"use --framework-version {recipe.default_version}, or run `sf recipe upgrade <exp>`")]
+                        f"use --framework-version {recipe.default_version}, or run `sf recipe upgrade <exp>`",
+                        {**_differs(recipe.id, recipe.default_version, s.framework.version),
+                         "allowed": list(versions)})]
     expected = recipe.runtime_id(s.framework.version).strip()
     if s.framework.runtime_id.strip() != expected:
         return [Problem("spec.framework.runtime_id", "runtime_id_mismatch",
                         f"recipe {who} at {s.framework.version} runs runtime {expected or '(none)'!s}; the spec has "
-                        f"{s.framework.runtime_id.strip() or '(none)'}", _UPGRADE)]
+                        f"{s.framework.runtime_id.strip() or '(none)'}", _UPGRADE,
+                        _differs(recipe.id, expected, s.framework.runtime_id.strip()))]
     return check_core_version(spec.provenance.core_version, recipe, catalog)
 
 
@@ -72,15 +78,29 @@ def check_core_version(core_version: str, recipe: Recipe, catalog: Catalog) -> l
     for requirement in (catalog.core_requirement, recipe.requires_core):
         if satisfies(core_version, requirement) is False:
             built = f" (catalog built for {catalog.core_version})" if requirement == catalog.core_requirement else ""
-            action = UPGRADE_CLIENT if too_old(core_version, requirement) else "use an sf client within that range"
+            versions = _versions(requirement, core_version, catalog.core_version if built else "")
+            action = UPGRADE_CLIENT if versions["too_old"] else "use an sf client within that range"
             return [Problem(field, "core_version_incompatible",
                             f"{who} needs core {requirement}{built}; this spec was built by core {core_version} — "
-                            f"{action}", core_hint(core_version, requirement))]
+                            f"{action}", core_hint(core_version, requirement),
+                            {"recipe": recipe.id, "versions": versions})]
     return []
 
 
-def _catalog_problem(code: str, message: str, hint: str = _UPGRADE) -> list[Problem]:
-    return [Problem("catalog", code, message, hint)]
+def _differs(recipe: str, expected: Any, got: Any) -> dict[str, Any]:
+    return {"recipe": recipe, "expected": expected, "got": got}
+
+
+def _versions(needed: str, have: str, catalog: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {"needed": needed, "have": have, "too_old": too_old(have, needed)}
+    if catalog:
+        out["catalog"] = catalog
+    return out
+
+
+def _catalog_problem(code: str, message: str, hint: str = _UPGRADE,
+                     data: Mapping[str, Any] | None = None) -> list[Problem]:
+    return [Problem("catalog", code, message, hint, data or {})]
 
 
 def _envelope(payload: Any, client_version: str) -> list[Problem]:
@@ -101,7 +121,8 @@ def _envelope(payload: Any, client_version: str) -> list[Problem]:
         if server != client_version or requirement != f"=={client_version}":
             return _catalog_problem("core_version_incompatible",
                                     f"the console's catalog is for core {server or '(unset)'} ({requirement or 'no range'}); "
-                                    f"this client is {client_version}", core_hint(client_version, requirement or "==0"))
+                                    f"this client is {client_version}", core_hint(client_version, requirement or "==0"),
+                                    {"versions": _versions(requirement or f"=={server}", client_version, server)})
     elif not server or not requirement:
         return _catalog_problem("core_version_incompatible", "the console's catalog does not name its core version "
                                 "and requirement", "ask the console operator to publish core.version and requirement")
@@ -110,7 +131,8 @@ def _envelope(payload: Any, client_version: str) -> list[Problem]:
             if satisfies(version, requirement) is not True:
                 return _catalog_problem("core_version_incompatible",
                                         f"the console's catalog (built for core {server}) needs core {requirement}; "
-                                        f"{who} is {version}", core_hint(client_version, requirement))
+                                        f"{who} is {version}", core_hint(client_version, requirement),
+                                        {"versions": _versions(requirement, version, server)})
     recipes = payload.get("recipes")
     if not isinstance(recipes, list) or not all(isinstance(r, Mapping) for r in recipes):
         return _catalog_problem("catalog_unsupported", "the console's catalog has no recipes list")
@@ -134,7 +156,7 @@ def check_client_handshake(payload: Any, spec: JobSpec, client_version: str) -> 
     if entry is None:
         return [Problem("spec.recipe.name", "recipe_unknown",
                         f"the console does not publish recipe {s.recipe.name}",
-                        "have the console enable it, or pick a recipe from its catalog")]
+                        "have the console enable it, or pick a recipe from its catalog", {"recipe": s.recipe.name})]
     ours = {"version": s.recipe.version, "digest": s.recipe.digest, "framework": s.framework.kind,
             "adapter": s.framework.kind}
     differing = {k: {"server": entry.get(k), "cli": v} for k, v in ours.items() if entry.get(k) != v}
@@ -142,7 +164,8 @@ def check_client_handshake(payload: Any, spec: JobSpec, client_version: str) -> 
         first = next(iter(differing))
         detail = "; ".join(f"{k}: server {d['server']}, cli {d['cli']}" for k, d in differing.items())
         return [Problem(_FIELDS[first], _CODES[first],
-                        f"recipe {s.recipe.name} differs from the console's catalog — {detail}", _UPGRADE)]
+                        f"recipe {s.recipe.name} differs from the console's catalog — {detail}", _UPGRADE,
+                        _differs(s.recipe.name, differing[first]["server"], differing[first]["cli"]))]
     versions = entry.get("supported_framework_versions")
     variants = as_object(as_object(entry.get("runtime")).get("versions"))
     fv = s.framework.version
@@ -150,17 +173,19 @@ def check_client_handshake(payload: Any, spec: JobSpec, client_version: str) -> 
         listed = ", ".join(map(str, versions)) if isinstance(versions, list) else "none"
         return [Problem("spec.framework.version", "framework_version_unsupported",
                         f"the console's {s.recipe.name} supports framework versions {listed}; the spec has {fv}",
-                        _UPGRADE)]
+                        _UPGRADE, {"recipe": s.recipe.name, "got": fv,
+                                   "allowed": [str(v) for v in versions] if isinstance(versions, list) else []})]
     server_id = str(as_object(variants.get(fv)).get("runtime_id") or "").strip()
     if server_id != s.framework.runtime_id.strip():
         return [Problem("spec.framework.runtime_id", "runtime_id_mismatch",
                         f"runtime_id: server {server_id or '(none)'}, cli {s.framework.runtime_id or '(none)'}",
-                        _UPGRADE)]
+                        _UPGRADE, _differs(s.recipe.name, server_id, s.framework.runtime_id.strip()))]
     requires = str(entry.get("core_requires") or "").strip()
     if requires and satisfies(client_version, requires) is not True:
         return [Problem("provenance.core_version", "core_version_incompatible",
                         f"the console's {s.recipe.name}@{entry.get('version')} needs core {requires}; "
-                        f"this client is {client_version}", core_hint(client_version, requires))]
+                        f"this client is {client_version}", core_hint(client_version, requires),
+                        {"recipe": s.recipe.name, "versions": _versions(requires, client_version)})]
     return []
 
 

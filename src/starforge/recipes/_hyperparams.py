@@ -37,7 +37,7 @@ def _rename_paths(values: Mapping[str, Any], recipe: Recipe, framework_version: 
         elif name in values:
             problems.append(Problem("spec.hyperparams", "duplicate_hyperparameter",
                                     f"{name} is given both by name and by its config path {key}",
-                                    f"keep only {name}"))
+                                    f"keep only {name}", {"name": name, "got": key}))
         else:
             out[name] = value
     return out
@@ -47,20 +47,23 @@ def _unknown_problem(unknown: list[str], recipe: Recipe, framework_version: str)
     declared = list(recipe.params)
     by_path = {p.path_for(framework_version): p.name for p in recipe.params.values() if p.path_for(framework_version)}
     described = []
-    suggestions = []
+    suggestions: dict[str, str] = {}
     for key in unknown:
         if key in by_path:
             described.append(f"{key} (the config path of {by_path[key]}: use the name)")
-            suggestions.append(by_path[key])
+            suggestions[key] = by_path[key]
             continue
         close = difflib.get_close_matches(key, declared, n=1)
         described.append(f"{key} (did you mean {close[0]}?)" if close else key)
-        suggestions.extend(close)
+        if close:
+            suggestions[key] = close[0]
     listed = ", ".join(declared) if declared else "none"
     message = f"unknown hyperparameter{'s' if len(unknown) > 1 else ''} {', '.join(described)}; declared: {listed}"
-    hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
+    hint = f"did you mean {', '.join(suggestions.values())}? " if suggestions else ""
     hint += "keys are parameter names; `sf methods <recipe>` lists them with their config paths"
-    return Problem("spec.hyperparams", "unknown_hyperparameter", message, hint)
+    data = {"recipe": recipe.id, "unknown": unknown, "allowed": declared}
+    return Problem("spec.hyperparams", "unknown_hyperparameter", message, hint,
+                   {**data, "suggestion": suggestions} if suggestions else data)
 
 
 def validate_hyperparams(values: Mapping[str, Any], recipe: Recipe, framework_version: str, *,
@@ -88,7 +91,8 @@ def validate_hyperparams(values: Mapping[str, Any], recipe: Recipe, framework_ve
         elif param.required and validate:
             problems.append(Problem("spec.hyperparams", "missing_hyperparameter",
                                     f"{name} is required by {recipe.id}",
-                                    f"set it, e.g. `sf submit --set {name}=...`" + (f" ({param.doc})" if param.doc else "")))
+                                    f"set it, e.g. `sf submit --set {name}=...`" + (f" ({param.doc})" if param.doc else ""),
+                                    {"recipe": recipe.id, "name": name}))
         elif param.default is not None:
             out[name] = param.default
     if not validate:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..wire import ARTIFACT_GROUPS, CONFIG_MODES
 from ._checker import SAFE_SEGMENT, Checker, is_relative_path, join
 from ._manifest_params import check_i18n, check_params
 from ._manifest_runtime import check_entrypoint, check_runtime, check_specifier
@@ -12,12 +13,12 @@ from ._manifest_runtime import check_entrypoint, check_runtime, check_specifier
 __all__ = ["validate_manifest"]
 CATEGORIES = ("supervised", "sft", "preference", "reward-model", "rl", "distillation", "evaluation", "custom")
 _ADAPTER_ENUMS = {
-    "config_mode": ("dot-overrides", "hydra-overrides", "trl-yaml", "cli-flags", "cli-args", "pytorch-yaml"),
+    "config_mode": tuple(CONFIG_MODES),  # the one table of the console→runner wire
     "ray_cluster_profile": ("direct", "standard", "nemo-rl-baseline"),
     "launcher": ("torchrun", "accelerate", "python-module"),
 }
-_ARTIFACT_LISTS = ("checkpoints", "logs", "exports", "evaluations")
-_ARTIFACT_FORMATS = ("checkpoint", "log", "hf_export", "eval_report")
+_ARTIFACT_LISTS = tuple(ARTIFACT_GROUPS)  # the launch plan's artifact groups
+_ARTIFACT_FORMATS = tuple(ARTIFACT_GROUPS.values())  # each group's artifact kind, which `formats` is keyed by
 _SEMVER = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?", re.ASCII)
 
 

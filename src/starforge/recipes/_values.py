@@ -46,23 +46,29 @@ def strict_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+def _type_data(param: Param, value: Any) -> dict[str, Any]:
+    return {"name": param.name, "expected": param.type, "got": value}
+
+
 def _type_problem(param: Param, value: Any, field: str) -> Problem | None:
     kind = param.type
     if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
         hint = "write a whole number such as 8 (not 8.0, not \"8\")"
-        return Problem(field, "hyperparameter_type", f"{param.name} must be an integer, got {type_name(value)}", hint)
+        return Problem(field, "hyperparameter_type", f"{param.name} must be an integer, got {type_name(value)}", hint,
+                       _type_data(param, value))
     if kind == "float":
         if not _number(value):
             return Problem(field, "hyperparameter_type", f"{param.name} must be a number, got {type_name(value)}",
-                           "write a number such as 1e-06 or 0.5, without quotes")
+                           "write a number such as 1e-06 or 0.5, without quotes", _type_data(param, value))
         if isinstance(value, float) and not math.isfinite(value):
-            return Problem(field, "not_finite", f"{param.name} must be finite, got {value}", "NaN and infinities are refused")
+            return Problem(field, "not_finite", f"{param.name} must be finite, got {value}", "NaN and infinities are refused",
+                           {"name": param.name})
     if kind == "bool" and not isinstance(value, bool):
         return Problem(field, "hyperparameter_type", f"{param.name} must be a boolean, got {type_name(value)}",
-                       "write true or false without quotes")
+                       "write true or false without quotes", _type_data(param, value))
     if kind == "str" and not isinstance(value, str):
         return Problem(field, "hyperparameter_type", f"{param.name} must be a string, got {type_name(value)}",
-                       "quote the value")
+                       "quote the value", _type_data(param, value))
     return None
 
 
@@ -91,20 +97,25 @@ def check_value(param: Param, value: Any, field: str) -> list[Problem]:
             "hyperparameter_choice",
             f"{param.name}={describe(value)} is not one of {_choices_text(choices)}",
             f"choose one of {_choices_text(choices)} (types must match: true is not 1)",
+            {"name": param.name, "got": value, "allowed": list(choices)},
         )
     ]
 
 
 def _bounds(param: Param, value: int | float, field: str) -> list[Problem]:
     low, high = param.min, param.max
-    if low is not None:
-        if param.exclusive_min and value <= low:
-            return [Problem(field, "hyperparameter_range", f"{param.name}={value} must be greater than {low}",
-                            f"use a value above {low}")]
-        if value < low:
-            return [Problem(field, "hyperparameter_range", f"{param.name}={value} is below the minimum {low}",
-                            f"use a value of at least {low}")]
+    if low is not None and param.exclusive_min and value <= low:
+        return [_range_problem(param, value, field, f"must be greater than {low}", f"use a value above {low}")]
+    if low is not None and value < low:
+        return [_range_problem(param, value, field, f"is below the minimum {low}", f"use a value of at least {low}")]
     if high is not None and value > high:
-        return [Problem(field, "hyperparameter_range", f"{param.name}={value} is above the maximum {high}",
-                        f"use a value of at most {high}")]
+        return [_range_problem(param, value, field, f"is above the maximum {high}", f"use a value of at most {high}")]
     return []
+
+
+def _range_problem(param: Param, value: int | float, field: str, why: str, hint: str) -> Problem:
+    bounds: dict[str, Any] = {k: v for k, v in (("min", param.min), ("max", param.max)) if v is not None}
+    if param.min is not None and param.exclusive_min:
+        bounds["exclusive_min"] = True
+    return Problem(field, "hyperparameter_range", f"{param.name}={value} {why}", hint,
+                   {"name": param.name, "got": value, "range": bounds})

@@ -1,13 +1,13 @@
-"""The job side: `forge-launch`, the `report` metrics SDK and the ingest client (stdlib + contract only)."""
+"""The job side: `forge-launch`, the `report` metrics SDK and the ingest client (stdlib + contract + wire only).
 
-from . import report
-from ._argv import build_argv, render_value
-from ._artifacts import FoundArtifact, scan, size_of, step_of
-from ._identity import IDENTITY_VARIABLES, Mismatch, check_identity
-from ._ingest import IngestClient, IngestError, IngestRefused, IngestUnavailable
-from ._plan import (
+The launch plan, the config modes, the ingest vocabulary and the recipe identity live in `starforge.wire`; the
+names re-exported here are the same objects, kept for the runner's existing users.
+"""
+
+from starforge.wire import (
     CONFIG_MODES,
-    PLAN_API_VERSION,
+    IDENTITY_VARIABLES,
+    PLAN_VERSION,
     ArtifactGlobs,
     ConfigPlan,
     Entrypoint,
@@ -18,12 +18,18 @@ from ._plan import (
     parse_plan,
     read_plan,
 )
+
+from . import report
+from ._argv import build_argv, render_value
+from ._artifacts import FoundArtifact, scan, size_of, step_of
+from ._identity import Mismatch, check_identity
+from ._ingest import IngestClient, IngestError, IngestRefused, IngestUnavailable
 from .report import Run
 
 __all__ = [
     "CONFIG_MODES",
     "IDENTITY_VARIABLES",
-    "PLAN_API_VERSION",
+    "PLAN_VERSION",
     "ArtifactGlobs",
     "ConfigPlan",
     "Entrypoint",

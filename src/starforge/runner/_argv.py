@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from ._plan import CONFIG_MODES, LaunchPlan, OverrideValue
+from starforge.wire import FLAG, PYTHON_PLACEHOLDER, LaunchPlan, OverrideValue, override_style
+
 from .pinned import PINNED_BOOTSTRAP
 
-__all__ = ["PYTHON_PLACEHOLDER", "build_argv", "render_value"]
-
-PYTHON_PLACEHOLDER = "{python}"
+__all__ = ["build_argv", "render_value"]
 
 
 def render_value(value: OverrideValue) -> str:
@@ -27,10 +26,10 @@ def build_argv(plan: LaunchPlan, python: str) -> list[str]:
     argv = [arg.replace(PYTHON_PLACEHOLDER, python) for arg in plan.argv]
     if len(plan.argv) >= 3 and plan.argv[0] == PYTHON_PLACEHOLDER and plan.argv[1] == "-m":
         argv = [python, "-c", PINNED_BOOTSTRAP, *argv[2:]]
-    style = CONFIG_MODES.get(plan.config.mode)
+    style = override_style(plan.config.mode)
     for override in plan.config.overrides:
         text = render_value(override.value)
-        if style == "flag":
+        if style == FLAG:
             argv.extend([f"--{override.path}", text])
         else:
             argv.append(f"{override.path}={text}")

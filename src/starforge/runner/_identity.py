@@ -6,19 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from starforge.contract import JobSpec
+from starforge.wire import IDENTITY_VARIABLES, LaunchPlan, plan_identity, spec_identity
 
-from ._plan import LaunchPlan
-
-__all__ = ["IDENTITY_VARIABLES", "Mismatch", "check_identity", "plan_identity", "spec_identity"]
-
-IDENTITY_VARIABLES = (
-    "FORGE_RECIPE",
-    "FORGE_RECIPE_VERSION",
-    "FORGE_RECIPE_DIGEST",
-    "FORGE_FRAMEWORK",
-    "FORGE_FRAMEWORK_VERSION",
-    "FORGE_RUNTIME_ID",
-)
+__all__ = ["Mismatch", "check_identity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,31 +26,6 @@ class Mismatch:
             f"{self.variable}: {self.source} has {_show(self.value)} "
             f"but {self.other_source} has {_show(self.other_value)}"
         )
-
-
-def spec_identity(spec: JobSpec) -> dict[str, str]:
-    """Return the identity variables as `spec_to_env` derives them from `spec`."""
-    s = spec.spec
-    return {
-        "FORGE_RECIPE": s.recipe.name,
-        "FORGE_RECIPE_VERSION": s.recipe.version,
-        "FORGE_RECIPE_DIGEST": s.recipe.digest,
-        "FORGE_FRAMEWORK": s.framework.kind,
-        "FORGE_FRAMEWORK_VERSION": s.framework.version,
-        "FORGE_RUNTIME_ID": s.framework.runtime_id,
-    }
-
-
-def plan_identity(plan: LaunchPlan) -> dict[str, str]:
-    """Return the identity variables the launch plan implies."""
-    return {
-        "FORGE_RECIPE": plan.recipe.name,
-        "FORGE_RECIPE_VERSION": plan.recipe.version,
-        "FORGE_RECIPE_DIGEST": plan.recipe.digest,
-        "FORGE_FRAMEWORK": plan.framework.kind,
-        "FORGE_FRAMEWORK_VERSION": plan.framework.version,
-        "FORGE_RUNTIME_ID": plan.framework.runtime_id,
-    }
 
 
 def check_identity(environ: Mapping[str, str], spec: JobSpec, plan: LaunchPlan) -> list[Mismatch]:

@@ -10,18 +10,30 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from starforge.wire import (
+    ARTIFACT_KINDS,
+    LIFECYCLE_EVENTS,
+    PATH_ARTIFACT,
+    PATH_HPARAMS,
+    PATH_LIFECYCLE,
+    PATH_LOGS,
+    PATH_METRICS,
+)
+
 __all__ = [
-    "ARTIFACT_KINDS",
-    "LIFECYCLE_EVENTS",
+    "INGEST_ENABLED",
+    "INGEST_VARIABLES",
     "IngestClient",
     "IngestError",
     "IngestRefused",
     "IngestUnavailable",
+    "client_from_environ",
     "utc_timestamp",
 ]
 
-LIFECYCLE_EVENTS = frozenset({"starting", "running", "succeeded", "failed"})
-ARTIFACT_KINDS = frozenset({"checkpoint", "log", "hf_export", "eval_report", "merged_model"})
+# what `spec_to_env` (section 7) gives a job: the switch, then endpoint, run id and token, all needed to send
+INGEST_ENABLED = "STARFORGE_ENABLED"
+INGEST_VARIABLES = ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
 
 _TIMEOUT = 10.0
 _BACKOFF = (0.5, 1.0)  # sleeps between the three attempts
@@ -110,26 +122,26 @@ class IngestClient:
         """Report a lifecycle `event` (`starting`, `running`, `succeeded`, `failed`) with a UTC `ts`."""
         if event not in LIFECYCLE_EVENTS:
             raise ValueError(f"unknown lifecycle event {event!r}; expected one of {sorted(LIFECYCLE_EVENTS)}")
-        return self.post("lifecycle", {"event": event, "ts": utc_timestamp(), **extra})
+        return self.post(PATH_LIFECYCLE, {"event": event, "ts": utc_timestamp(), **extra})
 
     def logs(self, chunks: Iterable[str], eof: bool = False) -> dict[str, Any]:
         """Append text `chunks` (not necessarily line-aligned) to the run's log stream."""
-        return self.post("logs", {"chunks": list(chunks), "eof": eof})
+        return self.post(PATH_LOGS, {"chunks": list(chunks), "eof": eof})
 
     def metrics(self, points: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         """Store metric points `{key, step, value, ts}`."""
-        return self.post("metrics", {"points": [dict(p) for p in points]})
+        return self.post(PATH_METRICS, {"points": [dict(p) for p in points]})
 
     def hparams(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Store the run's hyperparameters for the config panel."""
-        return self.post("hparams", {"params": dict(params)})
+        return self.post(PATH_HPARAMS, {"params": dict(params)})
 
     def artifact(self, kind: str, path: str, **fields: Any) -> dict[str, Any]:
         """Register an artifact of `kind` at `path`; `fields`: `format`, `step`, `size_bytes`, `metrics` (None omitted)."""
         if kind not in ARTIFACT_KINDS:
             raise ValueError(f"unknown artifact kind {kind!r}; expected one of {sorted(ARTIFACT_KINDS)}")
         extra = {key: value for key, value in fields.items() if value is not None}
-        return self.post("artifact", {"kind": kind, "path": path, **extra})
+        return self.post(PATH_ARTIFACT, {"kind": kind, "path": path, **extra})
 
     def _send(self, url: str, data: bytes) -> dict[str, Any]:
         request = urllib.request.Request(
@@ -151,6 +163,17 @@ class IngestClient:
             # ValueError: http.client rejects a malformed status line or header (a broken proxy, not our input).
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise IngestUnavailable(None, f"cannot reach {url}: {reason}") from None
+
+
+def client_from_environ(environ: Mapping[str, str]) -> tuple[IngestClient | None, list[str]]:
+    """Return the client the environment configures, or None and the missing variables (none: ingest is off)."""
+    if environ.get(INGEST_ENABLED, "") != "1":
+        return None, []
+    missing = [name for name in INGEST_VARIABLES if not environ.get(name)]
+    if missing:
+        return None, missing
+    endpoint, run_id, token = (environ[name] for name in INGEST_VARIABLES)
+    return IngestClient(endpoint, run_id, token), []
 
 
 def _read_quietly(exc: urllib.error.HTTPError) -> bytes:

@@ -3,29 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from starforge.contract import JobSpec, Problem, loads, parse
+from starforge.wire import (
+    EVENT_FAILED,
+    EVENT_RUNNING,
+    EVENT_STARTING,
+    EVENT_SUCCEEDED,
+    EXIT_FILE_VARIABLE,
+    IDENTITY_VARIABLES,
+    JOBSPEC_FILE,
+    PLAN_FILE,
+    ExitRecord,
+    LaunchPlan,
+    read_plan,
+    write_exit_record,
+)
 
 from ._argv import build_argv
 from ._artifacts import scan
-from ._exit_record import write_exit_record
-from ._identity import IDENTITY_VARIABLES, check_identity
-from ._ingest import IngestClient, IngestError, IngestRefused
-from ._plan import LaunchPlan, read_plan
+from ._identity import check_identity
+from ._ingest import INGEST_ENABLED, IngestClient, IngestError, IngestRefused, client_from_environ
 from ._process import Child, ChildExit, StopSignals, binary_stream
 
 __all__ = ["JOBSPEC_FILE", "PLAN_FILE", "Launcher", "main"]
 
-JOBSPEC_FILE = ".starforge/jobspec.json"
-PLAN_FILE = ".starforge/launch.json"
 _DEFAULT_GRACE = 10.0
 _PREFIX = "[forge-launch]"
 
@@ -34,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run `forge-launch [--workdir DIR]` and return the exit status (the child's, or 1 when the job never started)."""
     parser = argparse.ArgumentParser(
         prog="forge-launch",
-        description="Verify .starforge/jobspec.json and .starforge/launch.json, run the job, report its lifecycle.",
+        description=f"Verify {JOBSPEC_FILE} and {PLAN_FILE}, run the job, report its lifecycle.",
     )
     parser.add_argument(
         "--workdir", default=None, help="the unpacked bundle root (default: the current directory)"
@@ -47,7 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stderr=binary_stream(sys.stderr),
     )
     code = launcher.run()
-    write_exit_record(os.environ, code)
+    target = os.environ.get(EXIT_FILE_VARIABLE, "")
+    if target:
+        with contextlib.suppress(OSError):  # nowhere to report it: the executor then sees a lost job
+            write_exit_record(target, ExitRecord.of_status(code, time.time()))
     return code
 
 
@@ -70,7 +85,7 @@ class Launcher:
                 return self._run(stop)
         except Exception:
             self.say("internal error:\n" + traceback.format_exc().rstrip())
-            self._lifecycle("failed", reason="launcher_error", exit_code=1, message="forge-launch crashed")
+            self._lifecycle(EVENT_FAILED, reason="launcher_error", exit_code=1, message="forge-launch crashed")
             return 1
 
     def say(self, message: str) -> None:
@@ -98,7 +113,7 @@ class Launcher:
             for mismatch in mismatches:
                 self.say(f"  - {mismatch}")
             message = "recipe identity mismatch\n" + "\n".join(f"- {m}" for m in mismatches)
-            self._lifecycle("failed", reason="identity_mismatch", exit_code=1, message=message)
+            self._lifecycle(EVENT_FAILED, reason="identity_mismatch", exit_code=1, message=message)
             return 1
         self.say(
             f"run {plan.run_id}: {plan.recipe.name}@{plan.recipe.version} on "
@@ -106,20 +121,20 @@ class Launcher:
         )
         # 3. starting, the child, running
         try:
-            self._lifecycle("starting", strict=True)
+            self._lifecycle(EVENT_STARTING, strict=True)
         except IngestError as exc:
-            self.say(f"the console did not accept lifecycle 'starting' ({exc}); the job is not started")
+            self.say(f"the console did not accept lifecycle '{EVENT_STARTING}' ({exc}); the job is not started")
             return 1
         if stop.received is not None:
             name = signal.Signals(stop.received).name
             self.say(f"received {name} before the job started; not starting it")
-            self._lifecycle("failed", reason="stopped", signal=name, exit_code=128 + stop.received)
+            self._lifecycle(EVENT_FAILED, reason="stopped", signal=name, exit_code=128 + stop.received)
             return 128 + stop.received
         child = self._start(plan)
         if child is None:
             return 1
         stop.attach(child)
-        self._lifecycle("running")
+        self._lifecycle(EVENT_RUNNING)
         result = child.wait(stop, on_stop=self.say)
         # 4. artifacts, then the outcome
         self._register_artifacts(plan)
@@ -135,7 +150,7 @@ class Launcher:
                     "<root>",
                     "missing_field",
                     f"{path} does not exist",
-                    "the executor unpacks the bundle with its .starforge/jobspec.json",
+                    f"the console writes {JOBSPEC_FILE} into the run's work folder when it prepares the run",
                 )
             ]
         except (OSError, ValueError) as exc:
@@ -158,7 +173,7 @@ class Launcher:
         except (OSError, ValueError) as exc:
             self.say(f"cannot start the job: {exc}")
             self._lifecycle(
-                "failed", reason="start_failed", exit_code=1, message=f"cannot start {argv[0]}: {exc}"
+                EVENT_FAILED, reason="start_failed", exit_code=1, message=f"cannot start {argv[0]}: {exc}"
             )
             return None
         self.say(f"job started (pid {child.pid})")
@@ -187,7 +202,7 @@ class Launcher:
     def _finish(self, result: ChildExit) -> int:
         if result.ok:
             self.say("job succeeded")
-            self._lifecycle("succeeded", exit_code=0)
+            self._lifecycle(EVENT_SUCCEEDED, exit_code=0)
             return 0
         extra: dict[str, Any] = {}
         if result.exit_code is not None:
@@ -199,7 +214,7 @@ class Launcher:
             extra["reason"] = "stopped"
         described = f"signal {extra['signal']}" if "signal" in extra else f"exit code {result.exit_code}"
         self.say(f"job failed ({described}); exiting with {result.status}")
-        self._lifecycle("failed", **extra)
+        self._lifecycle(EVENT_FAILED, **extra)
         return result.status
 
     # -- helpers ---------------------------------------------------------------------------------------------
@@ -211,7 +226,7 @@ class Launcher:
             self.say(f"  - {problem.field}: {problem.message} [{problem.code}]{hint}")
         message = "\n".join([title] + [f"- {p.field}: {p.message}" for p in problems])
         self._lifecycle(
-            "failed", reason=reason, exit_code=1, message=message, problems=[p.to_dict() for p in problems]
+            EVENT_FAILED, reason=reason, exit_code=1, message=message, problems=[p.to_dict() for p in problems]
         )
         return 1
 
@@ -227,19 +242,12 @@ class Launcher:
             self.say(f"warning: could not report lifecycle '{event}': {exc}")
 
     def _client(self) -> IngestClient | None:
-        env = self.environ
-        if env.get("STARFORGE_ENABLED", "") != "1":
-            self.say("ingest disabled (STARFORGE_ENABLED is not 1): lifecycle and artifacts are not reported")
-            return None
-        missing = [
-            name
-            for name in ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
-            if not env.get(name)
-        ]
+        client, missing = client_from_environ(self.environ)
         if missing:
-            self.say(f"warning: STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing is reported")
-            return None
-        return IngestClient(env["STARFORGE_ENDPOINT"], env["STARFORGE_RUN_ID"], env["STARFORGE_TOKEN"])
+            self.say(f"warning: {INGEST_ENABLED}=1 but {', '.join(missing)} unset; nothing is reported")
+        elif client is None:
+            self.say(f"ingest disabled ({INGEST_ENABLED} is not 1): lifecycle and artifacts are not reported")
+        return client
 
     def _grace(self) -> float:
         raw = self.environ.get("FORGE_STOP_GRACE", "")

@@ -16,8 +16,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, SupportsFloat, SupportsIndex
 
+from starforge.wire import ARTIFACT_KINDS, PATH_ARTIFACT, PATH_HPARAMS, PATH_METRICS
+
 from ._artifacts import size_of
-from ._ingest import ARTIFACT_KINDS, IngestClient, IngestError, IngestRefused, utc_timestamp
+from ._ingest import (
+    INGEST_ENABLED,
+    IngestClient,
+    IngestError,
+    IngestRefused,
+    client_from_environ,
+    utc_timestamp,
+)
 
 __all__ = ["Run", "artifact", "current", "finish", "hparams", "init", "log"]
 
@@ -67,19 +76,11 @@ class Run:
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Run:
         """Return a run configured from `STARFORGE_ENABLED/ENDPOINT/RUN_ID/TOKEN` and `FORGE_OUT_DIR`."""
         env = os.environ if environ is None else environ
-        client: IngestClient | None = None
-        missing: list[str] = []
-        if env.get("STARFORGE_ENABLED", "") == "1":
-            names = ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
-            missing = [name for name in names if not env.get(name)]
-            if not missing:
-                client = IngestClient(
-                    env["STARFORGE_ENDPOINT"], env["STARFORGE_RUN_ID"], env["STARFORGE_TOKEN"]
-                )
+        client, missing = client_from_environ(env)
         run = cls(client, out_dir=env.get("FORGE_OUT_DIR") or None)
         if missing:
             run._warn_once(
-                "config", f"STARFORGE_ENABLED=1 but {', '.join(missing)} unset; nothing will be sent"
+                "config", f"{INGEST_ENABLED}=1 but {', '.join(missing)} unset; nothing will be sent"
             )
         return run
 
@@ -123,7 +124,7 @@ class Run:
         """Send the run's hyperparameters (values that are not JSON become text)."""
         if self._refuse_after_close("hparams"):
             return
-        self._queue("hparams", {"params": {str(k): _jsonable(v) for k, v in params.items()}})
+        self._queue(PATH_HPARAMS, {"params": {str(k): _jsonable(v) for k, v in params.items()}})
 
     def artifact(
         self,
@@ -155,7 +156,7 @@ class Run:
             body["size_bytes"] = size_bytes
         if metrics:
             body["metrics"] = {str(k): v for k, raw in metrics.items() if (v := _finite(raw)) is not None}
-        self._queue("artifact", body)
+        self._queue(PATH_ARTIFACT, body)
 
     def flush(self) -> None:
         """Send everything buffered now, in the caller's thread."""
@@ -264,7 +265,7 @@ class Run:
                 self._points.clear()
             sends = list(ops)
             for start in range(0, len(points), self._batch_size):
-                sends.append(("metrics", {"points": points[start : start + self._batch_size]}))
+                sends.append((PATH_METRICS, {"points": points[start : start + self._batch_size]}))
             for path, body in sends:
                 if self._muted or not self._send(path, body):
                     return  # the console is unreachable or refused the token: drop the rest of this round

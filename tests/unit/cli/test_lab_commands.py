@@ -99,6 +99,11 @@ def test_submit_needs_a_console_but_dry_run_checks_offline(lab: Path, env: dict[
     assert json.loads((lab / ".starforge" / "jobspec.json").read_text()) == result["spec"]
     bad = sf("submit", "toy", "--profile", "cpu", "--set", "max_num_step=3", "--dry-run", cwd=lab, env=offline_env)
     assert bad.returncode == 1 and "did you mean max_num_steps" in bad.stderr
+    bad_json = sf("submit", "toy", "--profile", "cpu", "--set", "max_num_step=3", "--dry-run", "--json", cwd=lab,
+                  env=offline_env)
+    [problem] = json.loads(bad_json.stdout)["problems"]
+    assert problem["code"] == "unknown_hyperparameter"
+    assert problem["data"]["suggestion"] == {"max_num_step": "max_num_steps"}
     status = subprocess.run(["git", "status", "--porcelain"], cwd=lab, env=env, capture_output=True, text=True)
     assert status.stdout == ""
 

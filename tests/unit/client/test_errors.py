@@ -56,6 +56,22 @@ def test_rejection_problems_come_from_the_body_list_first() -> None:
     assert error.title == "The JobSpec was rejected"
 
 
+def test_rejection_problems_keep_their_data_and_a_malformed_data_is_dropped() -> None:
+    entry = {"field": "spec.framework.image", "code": "image_not_allowed", "message": "m", "hint": "h",
+             "data": {"registry": "docker.io", "allowed": ["nvcr.io"], "got": "team/t:1"}}
+    raw = body({"detail": "The JobSpec was rejected\n- spec.framework.image: m",
+                "problems": [entry, {**entry, "data": ["not", "an", "object"]}]})
+    kept, dropped = error_from_response(400, raw).problems
+    assert kept.data == {"registry": "docker.io", "allowed": ["nvcr.io"], "got": "team/t:1"}
+    assert kept.to_dict() == entry and dropped.data == {}
+
+
+def test_a_rejected_without_problems_recovers_them_from_its_detail() -> None:
+    error = Rejected("The JobSpec was rejected\n- spec.a: bad")
+    assert error.problems == [Problem("spec.a", "unknown", "bad")]
+    assert Rejected("refused").problems == [Problem("<root>", "unknown", "refused")]
+
+
 def test_rejection_problems_from_detail_bullets() -> None:
     raw = body({"detail": "The JobSpec was rejected\n- spec.a: bad\n- spec.b: expected a float, got a string"})
     error = error_from_response(422, raw)

@@ -12,11 +12,14 @@ from starforge.lab import (
     client_catalog,
     create_experiment,
     default_method,
+    expected_lock,
     init_lab,
+    inspect_lock,
     list_experiments,
+    read_lock,
     validate_experiment,
 )
-from starforge.recipes import Catalog, expected_lock, inspect_lock, read_lock
+from starforge.recipes import Catalog
 from tests.unit.lab.conftest import commit
 from tests.unit.recipes.trees import manifest, tree
 

@@ -57,7 +57,7 @@ def _allow(lab: Path, *paths: object) -> None:
 
 def test_an_aws_credentials_file_refuses_the_bundle_and_says_how_to_allow_it(lab: Path) -> None:
     _add(lab, "experiments/toy/.aws/credentials", "[default]\nregion = eu-west-1\n")
-    packed = pack_submission(lab, "experiments/toy", "{}")
+    packed = pack_submission(lab, "experiments/toy")
     assert packed.data is None
     [problem] = packed.problems
     assert (problem.field, problem.code) == ("bundle", "bundle_unsafe")
@@ -69,7 +69,7 @@ def test_an_aws_credentials_file_refuses_the_bundle_and_says_how_to_allow_it(lab
 def test_a_private_key_in_a_file_is_refused_at_its_line_without_echoing_it(lab: Path) -> None:
     _add(lab, "common/deploy.py", '"""Deploy helper."""\n\nKEY = """\n' + PEM + '"""\n')
     _add(lab, "configs/cloud.yaml", "aws:\n  key_id: " + "AKIA" + "Z7Q4XW2MNB5KPL3R" + "\n")
-    packed = pack_submission(lab, "experiments/toy", None)
+    packed = pack_submission(lab, "experiments/toy", check_only=True)
     assert [(p.field, p.code) for p in packed.problems] == [("bundle", "secret_content")] * 2
     deploy, cloud = sorted(packed.problems, key=lambda p: p.message)
     assert deploy.message == ("common/deploy.py looks like a secret: line 4 holds what looks like a PEM private key; "
@@ -85,11 +85,11 @@ def test_allow_secrets_packs_exactly_the_listed_files_with_a_warning(lab: Path) 
     _add(lab, "experiments/toy/fixtures/test_key.pem", PEM)
     _add(lab, "experiments/toy/fixtures/other.txt", PEM)
     _allow(lab, "experiments/toy/fixtures/test_key.pem", "experiments/toy/fixtures")
-    refused = pack_submission(lab, "experiments/toy", "{}")
+    refused = pack_submission(lab, "experiments/toy")
     assert [p.message.split(" ", 1)[0] for p in refused.problems] == ["experiments/toy/fixtures/other.txt"]
     git(lab, "rm", "-q", "experiments/toy/fixtures/other.txt")
     commit(lab)
-    packed = pack_submission(lab, "experiments/toy", "{}")
+    packed = pack_submission(lab, "experiments/toy")
     assert packed.problems == [] and packed.data is not None
     assert packed.allowed_secrets == ["experiments/toy/fixtures/test_key.pem"]
     assert [(w.field, w.code) for w in packed.warnings] == [("bundle", "secret_allowed")]
@@ -104,7 +104,7 @@ def test_allow_secrets_packs_exactly_the_listed_files_with_a_warning(lab: Path) 
 ])
 def test_a_malformed_allow_list_refuses_every_bad_entry(lab: Path, entries: list[object], fields: list[str]) -> None:
     _allow(lab, *entries)
-    packed = pack_submission(lab, "experiments/toy", "{}")
+    packed = pack_submission(lab, "experiments/toy")
     assert packed.data is None
     assert [(p.field, p.code) for p in packed.problems] == [(f, "allow_secrets_invalid") for f in fields]
 
@@ -113,7 +113,7 @@ def test_an_allow_list_that_is_not_a_list_refuses(lab: Path) -> None:
     with (lab / "starforge.yaml").open("a") as handle:
         handle.write("bundle:\n  allow_secrets: experiments/toy/key.pem\n")
     commit(lab)
-    [problem] = pack_submission(lab, "experiments/toy", None).problems
+    [problem] = pack_submission(lab, "experiments/toy", check_only=True).problems
     assert (problem.field, problem.code) == ("bundle.allow_secrets", "allow_secrets_invalid")
 
 

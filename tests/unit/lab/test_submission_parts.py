@@ -15,7 +15,7 @@ import pytest
 from starforge import __version__
 from starforge.contract import JobSpec, ProfileEntry
 from starforge.lab import (
-    SPEC_ARCNAME,
+    SPEC_FILE,
     SubmitOptions,
     build_jobspec,
     check_handshake,
@@ -102,29 +102,43 @@ def test_a_framework_version_the_console_lacks_points_at_recipe_upgrade(builtin:
     assert unreachable.problems[0].hint.startswith("upgrade sf: this client's tinyrl/grpo runs")
 
 
-def test_the_bundle_holds_the_experiment_shared_folders_and_the_spec(lab: Path, job: JobSpec) -> None:
+def test_the_bundle_holds_the_experiment_and_shared_folders_but_not_the_spec(lab: Path, job: JobSpec) -> None:
     (lab / "common" / "reward.py").write_text("def reward(): return 1\n")
     (lab / "experiments" / "toy" / "paper.pdf").write_bytes(b"%PDF")
     (lab / "experiments" / "toy" / ".env").write_text("TOKEN=x\n")  # ignored by the lab's .gitignore
     commit(lab)
-    packed = pack_submission(lab, "experiments/toy", '{"x": 1}\n')
+    write_spec_file(lab, '{"x": 1}\n')  # what sf submit writes for the user before packing
+    packed = pack_submission(lab, "experiments/toy")
     assert packed.problems == [] and packed.data is not None and packed.info is not None
     with tarfile.open(fileobj=io.BytesIO(gzip.decompress(packed.data))) as tar:
         names = tar.getnames()
-        spec = tar.extractfile(SPEC_ARCNAME)
-        assert spec is not None and spec.read() == b'{"x": 1}\n'
-    assert names == packed.files and names[-1] == SPEC_ARCNAME
+    assert names == packed.files
+    assert not [n for n in names if n.startswith(".starforge/")]  # the spec travels once, in X-Forge-Meta
+    assert (lab / SPEC_FILE).read_text() == '{"x": 1}\n'
     assert "common/reward.py" in names and "experiments/toy/config.yaml" in names
     assert "experiments/toy/.env" not in names and "experiments/toy/paper.pdf" not in names
     assert "experiments/toy/paper.pdf" in packed.dropped
     assert packed.info.files == len(names)
 
 
+def test_the_bundle_digest_depends_on_the_files_not_on_the_spec(lab: Path) -> None:
+    (lab / ".starforge").mkdir(exist_ok=True)
+    (lab / ".starforge" / "jobspec.json").write_text('{"spec": 1}\n')
+    first = pack_submission(lab, "experiments/toy")
+    (lab / ".starforge" / "jobspec.json").write_text('{"spec": 2}\n')  # the spec travels in X-Forge-Meta only
+    second = pack_submission(lab, "experiments/toy")
+    assert first.info is not None and second.info is not None
+    assert first.data == second.data and first.info.sha256 == second.info.sha256
+    assert not any(name.startswith(".starforge/") for name in first.files)
+    checked = pack_submission(lab, "experiments/toy", check_only=True)  # checks the selection, packs nothing
+    assert checked.data is None and checked.files == first.files and checked.problems == []
+
+
 def test_a_tracked_secret_refuses_the_whole_bundle(lab: Path) -> None:
     (lab / "experiments" / "toy" / ".env").write_text("TOKEN=x\n")
     git(lab, "add", "-f", "experiments/toy/.env")
     commit(lab)
-    packed = pack_submission(lab, "experiments/toy", "{}")
+    packed = pack_submission(lab, "experiments/toy")
     assert packed.data is None
     [problem] = packed.problems
     assert (problem.field, problem.code) == ("bundle", "bundle_unsafe")

@@ -6,19 +6,20 @@ from typing import Any
 
 import anyio
 
-from starforge.mcp import Backend, SharedBackend, build_server
-
-COMMON = {"validate_jobspec", "explain_rejection", "list_recipes", "show_recipe", "submit_job", "list_jobs", "get_job",
-          "get_job_logs", "stop_job", "get_quota", "cluster_status"}
-LAB = {"build_jobspec", "recipe_status"}
+from starforge.mcp import TOOLS, SharedBackend, build_server
+from starforge.mcp.stdio import LAB_TOOLS, STDIO_TOOLS
+from tests.unit.mcp.conftest import COMMON, LAB
 
 
-def _unused(*_args: Any) -> Any:
-    raise AssertionError("listing needs no console")
+class Unused:
+    """A backend nothing may call: listing needs no console."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"listing called the backend ({name})")
 
 
-def _listing(lab_tools: bool) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
-    server = build_server(SharedBackend(Backend(connect=_unused, catalog=_unused)), lab_tools=lab_tools)
+def _listing(tools: Any) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    server = build_server(SharedBackend(Unused()), tools=tools)
 
     async def main() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
         return (await server.list_tools(), await server.list_resources(), await server.list_resource_templates(),
@@ -28,14 +29,12 @@ def _listing(lab_tools: bool) -> tuple[list[Any], list[Any], list[Any], list[Any
 
 
 def test_http_lists_the_common_tools_and_stdio_adds_the_lab_tools() -> None:
-    http_tools = {t.name for t in _listing(False)[0]}
-    stdio_tools = {t.name for t in _listing(True)[0]}
-    assert http_tools == COMMON
-    assert stdio_tools == COMMON | LAB
+    assert {t.name for t in _listing(TOOLS)[0]} == {t.name for t in TOOLS} == COMMON
+    assert {t.name for t in _listing(STDIO_TOOLS)[0]} == COMMON | LAB == {t.name for t in TOOLS + LAB_TOOLS}
 
 
 def test_every_tool_has_a_description_an_input_schema_and_an_output_schema() -> None:
-    tools, resources, templates, prompts = _listing(True)
+    tools, resources, templates, prompts = _listing(STDIO_TOOLS)
     for tool in tools:
         assert tool.description and tool.input_schema["type"] == "object", tool.name
         assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
@@ -49,3 +48,12 @@ def test_every_tool_has_a_description_an_input_schema_and_an_output_schema() -> 
     assert {str(r.uri) for r in resources} == {"starforge://schema/jobspec", "starforge://catalog"}
     assert [t.uri_template for t in templates] == ["starforge://jobs/{id}/jobspec"]
     assert [p.name for p in prompts] == ["fix_rejected_submission"]
+
+
+def test_problems_declare_their_data() -> None:
+    tools = {t.name: t for t in _listing(TOOLS)[0]}
+    schema = tools["validate_jobspec"].output_schema
+    assert schema is not None
+    problem = schema["$defs"]["ProblemOut"]
+    assert problem["properties"]["data"]["type"] == "object" and "data" not in problem.get("required", [])
+    assert "allowed" in problem["properties"]["data"]["description"]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from starforge.contract import dumps, parse_or_raise
+from starforge.wire import PLAN_VERSION
 from tests.specs import minimal_spec
 
 TOKEN = "tok-secret"
@@ -195,7 +196,7 @@ sys.exit(int(os.environ.get("JOB_EXIT", "0")))
 def launch_plan(**changes: Any) -> dict[str, Any]:
     """Return a valid launch plan for SPEC that runs job.py, with top-level keys replaced by `changes`."""
     plan: dict[str, Any] = {
-        "apiVersion": "forge/launch/v1",
+        "apiVersion": PLAN_VERSION,
         "run_id": RUN_ID,
         "recipe": {
             "name": SPEC.spec.recipe.name,

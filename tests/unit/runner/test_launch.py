@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from starforge.wire import read_exit_record
 from tests.specs import minimal_spec, mutate
 
 from .conftest import RUN_ID, TOKEN, IngestServer, Job, launch_plan
@@ -117,6 +118,25 @@ def test_child_failure_is_reported_and_its_exit_code_propagated(job: Job, ingest
     assert failed["exit_code"] == 3 and "signal" not in failed
     assert [a.body["kind"] for a in ingest.of("artifact")] == ["checkpoint", "log"]  # registered anyway
     assert b"exit code 3" in result.stderr
+
+
+def test_the_exit_record_is_written_for_the_executor(job: Job, ingest: IngestServer, tmp_path: Path) -> None:
+    exit_file = tmp_path / "exit.json"
+    job.env["FORGE_EXIT_FILE"] = str(exit_file)
+    job.env["JOB_EXIT"] = "3"
+    before = time.time()
+    assert job.launch().returncode == 3
+
+    record, problems = read_exit_record(exit_file)
+    assert problems == [] and record is not None
+    assert (record.exit_code, record.signal) == (3, None)
+    assert record.finished_at is not None and before <= record.finished_at <= time.time()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("exit")) == ["exit.json"]
+
+
+def test_an_unwritable_exit_record_does_not_change_the_exit_status(job: Job, ingest: IngestServer) -> None:
+    job.env["FORGE_EXIT_FILE"] = str(job.workdir / "no-such-dir" / "exit.json")
+    assert job.launch().returncode == 0
 
 
 def test_identity_mismatch_is_refused_before_the_child_starts(job: Job, ingest: IngestServer) -> None:

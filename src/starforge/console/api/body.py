@@ -1,5 +1,8 @@
 """Request bodies: spooled to disk or read with a size limit (draining the rest), JSON with bounded nesting, multipart.
 
+Reading a body is part of resolving a request, so it lives here; what the bytes mean is the services' business.
+JSON nesting is bounded by `services.json_text` (re-exported here for the API's readers).
+
 Uploads (bundles, plugin packages) go to an unnamed temporary file as they arrive, so the console's memory does not
 grow with the body; callers authenticate first and read the bytes back only once they know who is asking.
 """
@@ -7,8 +10,6 @@ grow with the body; callers authenticate first and read the bytes back only once
 from __future__ import annotations
 
 import contextlib
-import json
-import re
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
@@ -20,8 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from ...contract import JsonObject, Problem
+from ...contract import Problem
+from ..services.admission import Envelope
 from ..services.errors import Rejected, TooLarge
+from ..services.json_text import MAX_JSON_DEPTH, json_depth_problem, load_json
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -32,45 +35,12 @@ __all__ = [
     "read_json",
     "read_json_object",
     "read_multipart",
+    "read_submission",
     "spooled_body",
 ]
 
-MAX_JSON_DEPTH = 64  # arrays and objects inside each other; real documents stay under 10
 _CHUNK = 1024 * 1024  # bytes gathered before one write to the spool file, and read back at a time
 _EPILOGUE = 4096  # text a multipart body may carry after its closing delimiter
-# A JSON string, or an unterminated one running to the end of the text: the pattern never fails once it starts at a
-# quote, so removing strings is one linear pass whatever the input.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def json_depth_problem(text: str, field: str) -> Problem | None:
-    """Return a `json_too_deep` problem for `field` when arrays and objects in `text` nest deeper than
-    MAX_JSON_DEPTH (brackets inside strings do not count); scans iteratively, so any depth is safe to measure."""
-    depth = 0
-    for bracket in _NOT_BRACKET.sub("", _STRING.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        if depth > MAX_JSON_DEPTH:
-            return Problem(field, "json_too_deep", f"arrays and objects nest more than {MAX_JSON_DEPTH} levels deep",
-                           f"flatten the document to at most {MAX_JSON_DEPTH} levels of nesting")
-    return None
-
-
-def load_json(raw: bytes | str, field: str) -> tuple[Any, list[Problem]]:
-    """Return the JSON value of `raw` (repeated keys remembered) and no problem, or None and the problem:
-    undecodable, nested deeper than MAX_JSON_DEPTH, or not JSON."""
-    try:
-        text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "surrogatepass")
-    except (UnicodeDecodeError, LookupError) as exc:
-        return None, [Problem(field, "invalid_json", f"not JSON text: {exc}", "send UTF-8 encoded JSON")]
-    too_deep = json_depth_problem(text, field)
-    if too_deep is not None:
-        return None, [too_deep]
-    try:
-        return json.loads(text, object_pairs_hook=JsonObject), []
-    except ValueError as exc:
-        return None, [Problem(field, "invalid_json", f"not valid JSON: {exc}",
-                              "send one JSON document, e.g. {\"key\": \"value\"}")]
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -219,3 +189,11 @@ async def read_multipart(request: Request, upload: Upload) -> dict[str, bytes | 
         return out
     finally:
         await form.close()
+
+
+async def read_submission(request: Request, upload: Upload) -> Envelope:
+    """Return a submission's envelope as it arrived: the parts of a multipart body, or the `X-Forge-Meta` text and
+    the spooled gzip body."""
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        return Envelope(parts=await read_multipart(request, upload))
+    return Envelope(meta_header=request.headers.get("x-forge-meta", ""), body=upload)

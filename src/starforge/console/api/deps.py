@@ -1,4 +1,5 @@
-"""Request dependencies: the runtime, the authenticated account (bearer token) and where uploads are spooled."""
+"""Request dependencies: the runtime, the caller (bearer token, or a run's token for ingest) and where uploads are
+spooled."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from fastapi import Request
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services import accounts
+from ..services import logins, roles
 from ..services.accounts import UserView
 from ..services.errors import AuthRequired, Forbidden, Rejected
 
-__all__ = ["current_admin", "current_user", "refuse_nul_parameters", "runtime", "upload_dir"]
+__all__ = ["bearer_token", "current_admin", "current_user", "refuse_nul_parameters", "run_token", "runtime", "upload_dir"]
 
 
 def runtime(request: Request) -> Runtime:
@@ -31,19 +32,30 @@ def bearer_token(request: Request) -> str:
 
 
 def current_user(request: Request) -> UserView:
-    """Return the account behind the bearer token (401 when missing, invalid, expired or disabled)."""
-    rt = runtime(request)
-    token = bearer_token(request)
-    with rt.db.read() as db:
-        return accounts.authenticate(db, token)
+    """Return the account behind the bearer token (401 when missing, invalid, expired or disabled).
+
+    Blocking (one database read): FastAPI runs it in its threadpool as a dependency; call it there otherwise."""
+    return logins.authenticate(runtime(request), token=bearer_token(request))
 
 
 def current_admin(request: Request) -> UserView:
     """Return the caller if it is an administrator (403 otherwise)."""
     user = current_user(request)
-    if not user.is_admin:
+    if not roles.can_admin(user):
         raise Forbidden("administrators only")
     return user
+
+
+def run_token(request: Request) -> str:
+    """Return the run token of an ingest call (`X-StarForge-Token`, or a bearer token), or raise AuthRequired; it is
+    checked against its run by the ingest service, which needs the body's run id."""
+    token = request.headers.get("x-starforge-token", "").strip()
+    if not token:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        token = value.strip() if scheme.lower() == "bearer" else ""
+    if not token:
+        raise AuthRequired("a run token is required (X-StarForge-Token)")
+    return token
 
 
 def upload_dir(request: Request) -> Path:

@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from ...wire import EXIT_FILE_VARIABLE, read_exit_record
 from ._proc import ProcessTable, start_ticks
 from .base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from .identities import chown_tree, reclaim_tree
@@ -187,7 +188,7 @@ class LocalExecutor:
         limits = iso.limits_for(slots, (), request.limits.wall_seconds)
         limits = JobLimits(limits.memory_bytes, limits.cpus, self._assign_cores(limits.cpus or 1), limits.wall_seconds)
         paths = iso.job_paths(run_dir)
-        env = {**request.env, "FORGE_EXIT_FILE": f"{paths.logs}/{EXIT_FILE}"}
+        env = {**request.env, EXIT_FILE_VARIABLE: f"{paths.logs}/{EXIT_FILE}"}
         if devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for ids in devices.values() for i in ids)
         uid = None
@@ -355,16 +356,12 @@ class LocalExecutor:
             self._jobs.pop(job.pid, None)
 
     def _from_exit_file(self, run_dir: Path) -> ExecState:
-        try:
-            record = json.loads((run_dir / "logs" / EXIT_FILE).read_text())
-        except (OSError, ValueError):
-            return ExecState("lost", detail="the job's process is gone and left no exit record (killed?)")
-        if not isinstance(record, dict):
+        record, problems = read_exit_record(run_dir / "logs" / EXIT_FILE)
+        if record is not None:
+            return ExecState("exited", exit_code=record.exit_code, signal=record.signal)
+        if any(problem.code == "not_an_object" for problem in problems):
             return ExecState("lost", detail="the job's exit record is malformed")
-        code = record.get("exit_code")
-        sig = record.get("signal")
-        return ExecState("exited", exit_code=code if isinstance(code, int) else None,
-                         signal=sig if isinstance(sig, int) else None)
+        return ExecState("lost", detail="the job's process is gone and left no exit record (killed?)")
 
     def logs(self, ref: str, offset: int) -> tuple[bytes, int]:
         """Return the output written since `offset`."""

@@ -1,4 +1,8 @@
-"""Read models for `sf status`: an account's quota and usage, and the cluster's profiles and capacity."""
+"""Read models for `sf login --token` and `sf status`: the caller's account, its quota and usage, and the cluster's
+profiles and capacity.
+
+Tier: use case (each function owns at most one read transaction).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +14,19 @@ from sqlalchemy import select
 from ..runtime import Runtime
 from ..store.models import Job
 from .accounts import UserView
-from .jobs import WAITING, job_view
+from .job_queries import job_view
+from .jobs import WAITING
 from .quota import ACTIVE, get_quota, usage
 
-__all__ = ["cluster_report", "usage_report"]
+__all__ = ["cluster_report", "usage_report", "whoami"]
 
 
-def usage_report(rt: Runtime, user: UserView) -> dict[str, Any]:
+def whoami(*, user: UserView) -> dict[str, Any]:
+    """Return the caller's account, and its username again at the top level (read by the official `sf volume`)."""
+    return {"user": user.to_dict(), "username": user.username}
+
+
+def usage_report(rt: Runtime, *, user: UserView) -> dict[str, Any]:
     """Return `{quota, usage}` as `/api/usage/mine` publishes it (numbers only, never null)."""
     with rt.db.read() as db:
         quota = get_quota(db, user, rt.settings.quota)

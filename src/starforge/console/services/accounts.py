@@ -1,7 +1,10 @@
 """Accounts and credentials: users with roles, and tokens stored only as SHA-256 hashes.
 
 Token kinds: `access` (short-lived, from a login), `refresh` (rotating; reuse of a rotated one revokes its whole
-family), `api` (long-lived, for CI and scripts) and `run` (valid only for one run's ingest).
+family), `api` (long-lived, for CI and scripts) and `run` (valid only for one run's ingest). What a role may do is
+decided by `roles`, never here.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ..store.models import Job, Token, User
+from ..store.models import Token, User
 from .errors import AuthRequired, Conflict, NotFound, Rejected
+from .roles import ROLES
 
 __all__ = [
     "ROLES",
@@ -41,7 +45,6 @@ __all__ = [
     "user_view",
 ]
 
-ROLES = ("admin", "operator", "viewer")
 # A username names the directory runs/<user>/ and fills users.username (64 characters wide).
 _MAX_USERNAME = 64
 _PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_"}
@@ -57,11 +60,6 @@ class UserView:
     email: str
     disabled: bool
     auth_source: str = "local"
-
-    @property
-    def is_admin(self) -> bool:
-        """Return True for administrators (they see and control every job)."""
-        return self.role == "admin"
 
     def to_dict(self) -> dict[str, object]:
         """Return the wire form used by whoami and the admin API."""
@@ -180,7 +178,8 @@ def set_role(db: Session, username: str, role: str) -> UserView:
 def set_disabled(db: Session, username: str, disabled: bool, *, by: str = "an administrator") -> UserView:
     """Disable or re-enable an account. Disabling revokes every token it holds (API, session and run tokens) and
     stops its unfinished jobs, each with the reason; re-enabling restores neither."""
-    from .jobs import TERMINAL, stop_job
+    from .job_queries import unfinished_jobs
+    from .jobs import stop_job
 
     row = db.scalar(select(User).where(User.username == username))
     if row is None:
@@ -190,7 +189,7 @@ def set_disabled(db: Session, username: str, disabled: bool, *, by: str = "an ad
         now = time.time()
         for token in db.scalars(select(Token).where(Token.user_id == row.id, Token.revoked_at.is_(None))):
             token.revoked_at = now
-        for job in db.scalars(select(Job).where(Job.user_id == row.id, Job.status.not_in(TERMINAL))):
+        for job in unfinished_jobs(db, row.id):
             stop_job(db, job, f"stopped because the account {username} was disabled by {by}")
     return user_view(row)
 

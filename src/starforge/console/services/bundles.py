@@ -1,4 +1,7 @@
-"""Content-addressed bundle storage under the state directory: `bundles/<aa>/<sha256>.tar.gz`."""
+"""Content-addressed bundle storage under the state directory: `bundles/<aa>/<sha256>.tar.gz`.
+
+Tier: query (a file store: no database, no transaction; its writes are atomic renames).
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,9 @@ Order of the checks in `decide` (the first that fails names the reason the job w
 2. the account's concurrent GPUs, then concurrent jobs, stay within its quota;
 3. no job of the same or higher priority is already waiting for capacity on one of the job's series (FIFO);
 4. every series has enough free slots for all of the job's pools at once (all pools or none).
+
+Tier: query (`take_snapshot` runs over the caller's session, inside the capacity lock the caller holds; the rest is
+pure; never begins or commits a transaction).
 """
 
 from __future__ import annotations

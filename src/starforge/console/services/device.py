@@ -1,4 +1,7 @@
-"""The device-code login flow (RFC 8628 shape, wire-protocol §4.3): start, approve by a signed-in user, poll."""
+"""The device-code login flow (RFC 8628 shape, wire-protocol §4.3): start, approve by a signed-in user, poll.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction). The API's use cases are `device_logins`.
+"""
 
 from __future__ import annotations
 

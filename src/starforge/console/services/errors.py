@@ -8,6 +8,8 @@
     ├── Conflict        409: the resource exists and is immutable
     ├── TooLarge        413: the request body exceeds a limit
     └── Unavailable     503: maintenance mode
+
+Tier: shared (definitions; no database).
 """
 
 from __future__ import annotations

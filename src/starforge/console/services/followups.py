@@ -1,20 +1,28 @@
-"""Follow-up jobs: `spec.lifecycle.on_success` actions of a successful run, queued as jobs linked to it."""
+"""Follow-up jobs: the `spec.lifecycle.on_success` actions of a successful run, admitted and queued as its children.
+
+Tier: query (runs over the caller's session — the scheduler's transaction that records the parent's success;
+never begins or commits one). Each child is created by the same `jobs.create_job` as a submission, after the
+follow-up checks of `admission.followup` (which checks apply, and why the others do not, is written there).
+"""
 
 from __future__ import annotations
 
-import copy
 import json
-import time
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...contract import parse_or_raise
-from ..store.models import Artifact, Job
-from .jobs import new_run_id, set_status
+from ...contract import JobSpec, Lifecycle, Pool, Resources, parse_or_raise, render_problems
+from ..settings import Settings
+from ..store.models import Artifact, Job, User
+from .accounts import user_view
+from .admission.followup import admit_followup
+from .audit import record_decision
+from .jobs import create_job, set_status
 
-__all__ = ["create_followups", "latest_checkpoint"]
+__all__ = ["child_spec", "create_followups", "latest_checkpoint"]
 
 
 def latest_checkpoint(db: Session, run_id: str) -> str:
@@ -26,38 +34,44 @@ def latest_checkpoint(db: Session, run_id: str) -> str:
     return rows[-1].path
 
 
-def create_followups(db: Session, job: Job, catalog: Any) -> list[str]:
-    """Queue one job per on_success action the recipe declares; each starts from the run's latest checkpoint."""
-    spec = json.loads(job.spec_json)
-    actions = spec.get("spec", {}).get("lifecycle", {}).get("on_success", [])
-    recipe = catalog.get(spec["spec"]["recipe"]["name"])
-    if not actions or recipe is None:
+def child_spec(parent: JobSpec, *, series: str, gpus: int) -> JobSpec:
+    """Return the spec of a follow-up: the parent's, without lifecycle actions, on one `lifecycle` pool."""
+    pool = Pool(name="lifecycle", nodes=1, gpus_per_node=gpus, series=series)
+    return replace(parent, spec=replace(parent.spec, lifecycle=Lifecycle(), resources=Resources(pools=(pool,))))
+
+
+def create_followups(db: Session, *, parent: Job, catalog: Any, settings: Settings) -> list[str]:
+    """Admit and queue one job per on_success action the recipe declares, each starting from the parent's latest
+    checkpoint; a child the follow-up checks refuse is recorded as failed with every problem. Returns their ids.
+
+    No follow-up is created for an account that is disabled (its jobs are being stopped).
+    """
+    spec = parse_or_raise(json.loads(parent.spec_json))
+    actions = spec.spec.lifecycle.on_success
+    recipe = catalog.get(spec.spec.recipe.name)
+    owner_row = db.get(User, parent.user_id)
+    if not actions or recipe is None or owner_row is None or owner_row.disabled:
         return []
-    pools = spec["spec"]["resources"]["pools"]
-    series = pools[0].get("series") or job.profile
-    checkpoint = latest_checkpoint(db, job.id)
+    owner = user_view(owner_row)
+    series = spec.spec.resources.pools[0].series or parent.profile
+    checkpoint = latest_checkpoint(db, parent.id)
+    meta = json.loads(parent.meta_json or "{}")
     created: list[str] = []
     for action in actions:
         if action not in recipe.lifecycle:
             continue
         gpus = max(1, int(recipe.lifecycle_resources.get(action, 1)))
-        child = copy.deepcopy(spec)
-        child["spec"].pop("lifecycle", None)
-        child["spec"]["resources"] = {"pools": [{"name": "lifecycle", "nodes": 1, "gpus_per_node": gpus,
-                                                 "series": series}]}
-        child_spec = parse_or_raise(child)
-        run_id = new_run_id()
-        while db.get(Job, run_id) is not None:
-            run_id = new_run_id()
-        row = Job(
-            id=run_id, user_id=job.user_id, username=job.username, name=job.name, exp=job.exp, project=job.project,
-            profile=job.profile, recipe=job.recipe, status="", requested_gpus=gpus,
-            series_gpus=json.dumps({series: gpus}), priority=job.priority,
-            spec_json=json.dumps(child_spec.to_dict(), ensure_ascii=False), meta_json=job.meta_json,
-            package_sha=job.package_sha, resolved_json=json.dumps({"init_from": checkpoint}),
-            parent_id=job.id, action=action, submitted_at=time.time(),
+        child = child_spec(spec, series=series, gpus=gpus)
+        problems = admit_followup(db, settings, spec=child, owner=owner, profile=parent.profile, recipe=recipe)
+        job = create_job(
+            db, user_id=parent.user_id, username=parent.username, spec=child, exp=parent.exp, profile=parent.profile,
+            priority=parent.priority, meta=meta, resolved={"init_from": checkpoint}, package_sha=parent.package_sha,
+            parent_id=parent.id, action=action,
         )
-        db.add(row)
-        set_status(db, row, "queued", reason=f"{action} step of {job.id}", waiting_for="capacity")
-        created.append(run_id)
+        set_status(db, job, "queued", reason=f"{action} step of {parent.id}", waiting_for="capacity")
+        if problems:
+            set_status(db, job, "failed", reason=render_problems(f"The {action} step was refused", problems))
+        record_decision(db, user_id=parent.user_id, source="followup", verdict="rejected" if problems else "queued",
+                        exp=parent.exp, recipe=parent.recipe, job_id=job.id, problems=problems)
+        created.append(job.id)
     return created

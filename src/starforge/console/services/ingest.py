@@ -1,6 +1,8 @@
 """Ingest from running jobs (wire-protocol §11): lifecycle, logs, metrics, hparams, artifacts and reports.
 
 Every call is authorised by the run's own token, which is valid only for its run id and only here.
+
+Tier: use case (one write transaction per call, the token checked first inside it).
 """
 
 from __future__ import annotations
@@ -11,18 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import Problem
+from ...wire import (
+    ARTIFACT_KINDS,
+    INGEST_PATHS,
+    LIFECYCLE_EVENTS,
+    PATH_ARTIFACT,
+    PATH_LIFECYCLE,
+    PATH_LOGS,
+    PATH_METRICS,
+)
 from ..runtime import Runtime
 from ..store.models import Job, JobEvent
 from . import accounts, logs, metrics
 from .errors import NotFound, Rejected
 from .registries import artifacts
 
-__all__ = ["PATHS", "ingest"]
-
-PATHS = ("lifecycle", "logs", "metrics", "hparams", "artifact", "validation", "hardware", "environment/nodes",
-         "benchmark")
-_EVENTS = ("starting", "running", "succeeded", "failed")
-_KINDS = ("checkpoint", "log", "hf_export", "eval_report", "merged_model")
+__all__ = ["ingest"]
 
 
 def _bad(field: str, message: str) -> Rejected:
@@ -51,31 +57,31 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
     run_id = body.get("run_id") if isinstance(body, dict) else None
     with rt.db.write() as db:
         accounts.authenticate_run(db, token, run_id if isinstance(run_id, str) else None)
-        if path not in PATHS:
+        if path not in INGEST_PATHS:
             raise NotFound(f"no ingest endpoint {path}")
         if not isinstance(body, dict) or not isinstance(run_id, str):
             raise _bad("run_id", "the body must be a JSON object with run_id")
         job = db.get(Job, run_id)
         if job is None:
             raise NotFound(f"no run {run_id}")
-        if path == "lifecycle":
+        if path == PATH_LIFECYCLE:
             event = body.get("event")
-            if event not in _EVENTS:
-                raise _bad("event", f"event must be one of {', '.join(_EVENTS)}")
+            if event not in LIFECYCLE_EVENTS:
+                raise _bad("event", f"event must be one of {', '.join(LIFECYCLE_EVENTS)}")
             detail = {k: v for k, v in body.items() if k not in ("run_id", "event", "ts")}
             reason = f"lifecycle {event}" + (f" {json.dumps(detail, sort_keys=True)}" if detail else "")
             db.add(JobEvent(job_id=run_id, at=time.time(), from_status=job.status, to_status=job.status,
                             reason=reason[:2000]))
             return {"ok": True}
-        if path == "metrics":
+        if path == PATH_METRICS:
             points = body.get("points")
             if not isinstance(points, list):
                 raise _bad("points", "points must be a list of {key, step, value, ts}")
             return {"ok": True, "stored": metrics.record_points(db, run_id, points)}
-        if path == "artifact":
+        if path == PATH_ARTIFACT:
             kind, where = body.get("kind"), body.get("path")
-            if kind not in _KINDS or not isinstance(where, str) or not where:
-                raise _bad("kind", f"an artifact needs a kind ({', '.join(_KINDS)}) and a path")
+            if kind not in ARTIFACT_KINDS or not isinstance(where, str) or not where:
+                raise _bad("kind", f"an artifact needs a kind ({', '.join(ARTIFACT_KINDS)}) and a path")
             _check_artifact_fields(body)
             if not artifacts.is_remote(where):
                 located = artifacts.local_path(where, run_dir=job.run_dir,
@@ -94,7 +100,7 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
             )
             return {"ok": True, "ref": view.ref}
         run_dir = job.run_dir
-    if path == "logs":
+    if path == PATH_LOGS:
         chunks = body.get("chunks")
         if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
             raise _bad("chunks", "chunks must be a list of strings")

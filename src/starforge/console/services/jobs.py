@@ -1,30 +1,33 @@
-"""Jobs: the one door for status changes (`set_status`), wire views, listing, lookup and control requests."""
+"""The doors of a job row: `create_job` is the one way a job comes to exist, `set_status` the one way its status
+changes, and `stop_job` the one way a stop is requested.
+
+Tier: query (runs over the caller's session, in the caller's transaction; never begins or commits one). Submissions
+and follow-ups both create their rows through `create_job`; the scheduler, stops and account changes move them
+through `set_status`.
+"""
 
 from __future__ import annotations
 
 import json
 import secrets
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ...contract import JobSpec
 from ..store.models import Job, JobEvent
-from .accounts import UserView
-from .errors import NotFound
 
 __all__ = [
     "TERMINAL",
     "WAITING",
     "InvalidTransition",
-    "cancel_all",
-    "find_job",
-    "job_view",
-    "list_jobs",
+    "create_job",
     "new_run_id",
-    "request_stop",
+    "series_demand",
     "set_status",
+    "stop_job",
 ]
 
 WAITING = ("queued", "pending")
@@ -48,6 +51,53 @@ def new_run_id() -> str:
     return "r-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
 
 
+def series_demand(spec: JobSpec, profile: str) -> dict[str, int]:
+    """Return the accelerators the spec asks for per series (a pool without a series takes the job's profile)."""
+    out: dict[str, int] = {}
+    for pool in spec.spec.resources.pools:
+        series = pool.series or profile
+        out[series] = out.get(series, 0) + pool.gpus
+    return out
+
+
+def create_job(
+    db: Session,
+    *,
+    user_id: int,
+    username: str,
+    spec: JobSpec,
+    exp: str,
+    profile: str,
+    priority: int,
+    meta: Mapping[str, Any],
+    resolved: Mapping[str, Any],
+    package_sha: str,
+    warnings: Sequence[str] = (),
+    parent_id: str = "",
+    action: str = "",
+) -> Job:
+    """Add the row of an admitted job under a fresh run id and return it; the caller gives it its first status
+    through `set_status` in the same transaction.
+
+    `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`; `resolved` holds what
+    admission resolved for the launch (init_from path, data and plugin directories).
+    """
+    run_id = new_run_id()
+    while db.get(Job, run_id) is not None:
+        run_id = new_run_id()
+    job = Job(
+        id=run_id, user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
+        project=spec.metadata.project, profile=profile, recipe=spec.spec.recipe.name, status="",
+        requested_gpus=spec.total_gpus, series_gpus=json.dumps(series_demand(spec, profile)), priority=priority,
+        spec_json=json.dumps(spec.to_dict(), ensure_ascii=False),
+        meta_json=json.dumps(dict(meta), ensure_ascii=False, default=str), warnings_json=json.dumps(list(warnings)),
+        package_sha=package_sha, resolved_json=json.dumps(dict(resolved)), parent_id=parent_id, action=action,
+        submitted_at=time.time(),
+    )
+    db.add(job)
+    return job
+
+
 def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_for: str = "") -> bool:
     """Move `job` to `status`, recording the event with its time and cause; False when it is already there."""
     current = job.status or ""
@@ -69,81 +119,6 @@ def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_
     return True
 
 
-def _pipeline(db: Session, job: Job) -> dict[str, Any] | None:
-    spec = json.loads(job.spec_json or "{}")
-    actions = spec.get("spec", {}).get("lifecycle", {}).get("on_success", [])
-    if not actions or job.action:
-        return None
-    children = {c.action: c for c in db.scalars(select(Job).where(Job.parent_id == job.id))}
-    steps = []
-    for action in actions:
-        child = children.get(action)
-        status = child.status if child else ("skipped" if job.status in ("failed", "stopped") else "waiting")
-        steps.append({"action": action, "job_ref": child.id if child else None, "status": status.upper()})
-    statuses = [s["status"] for s in steps]
-    if all(s == "SUCCEEDED" for s in statuses):
-        state = "done"
-    elif any(s in ("FAILED", "STOPPED", "SKIPPED") for s in statuses):
-        state = "partial"
-    else:
-        state = "running"
-    return {"state": state, "steps": steps}
-
-
-def job_view(db: Session, job: Job) -> dict[str, Any]:
-    """Return the wire row of `/api/jobs/mine` (job_ref = run_id, so every id endpoint accepts both)."""
-    view: dict[str, Any] = {
-        "job_ref": job.id,
-        "run_id": job.id,
-        "name": job.name,
-        "exp": job.exp,
-        "status": job.status,
-        "message": job.reason,
-        "requested_gpus": job.requested_gpus,
-        "gpus": job.requested_gpus,
-        "profile": job.profile,
-        "recipe": job.recipe,
-        "project": job.project,
-        "owner": job.username,
-        "submitted_at": job.submitted_at,
-        "started_at": job.started_at,
-        "finished_at": job.finished_at,
-        "exit_code": job.exit_code,
-        "parent": job.parent_id or None,
-        "action": job.action or None,
-    }
-    pipeline = _pipeline(db, job)
-    if pipeline is not None:
-        view["pipeline"] = pipeline
-    return {k: v for k, v in view.items() if v is not None}
-
-
-def list_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False) -> list[dict[str, Any]]:
-    """Return the caller's jobs newest first (an admin's `everyone` lists all accounts)."""
-    query = select(Job)
-    if not (everyone and user.is_admin):
-        query = query.where(Job.user_id == user.id)
-    rows = db.scalars(query.order_by(Job.submitted_at.desc(), Job.id.desc()).limit(max(1, min(limit, 1000))))
-    return [job_view(db, row) for row in rows]
-
-
-def find_job(db: Session, user: UserView, ref: str) -> Job:
-    """Return the job named by its job_ref or run_id if the caller may see it; NotFound otherwise (never 403)."""
-    job = db.get(Job, (ref or "").strip())
-    if job is None or (job.user_id != user.id and not user.is_admin):
-        raise NotFound(f"no job {ref!r} (see `sf job ls`)")
-    return job
-
-
-def request_stop(db: Session, user: UserView, ref: str, *, reason: str = "") -> tuple[Job, bool]:
-    """Stop a job: waiting jobs stop at once, placed ones are marked for the executor; False if already ended.
-
-    `reason` (default: who asked) becomes the stopped job's reason.
-    """
-    job = find_job(db, user, ref)
-    return job, stop_job(db, job, reason or f"stopped by {user.username}")
-
-
 def stop_job(db: Session, job: Job, reason: str) -> bool:
     """Stop one job with `reason` (waiting: at once; placed or running: by the executor); False if it had ended."""
     if job.status in TERMINAL:
@@ -154,13 +129,3 @@ def stop_job(db: Session, job: Job, reason: str) -> bool:
         job.stop_requested = True
         job.stop_reason = reason[:2000]
     return True
-
-
-def cancel_all(db: Session, user: UserView) -> int:
-    """Request a stop of every unfinished job of the caller; returns how many."""
-    count = 0
-    rows = db.scalars(select(Job).where(Job.user_id == user.id, Job.status.not_in(TERMINAL)))
-    for job in rows:
-        request_stop(db, user, job.id)
-        count += 1
-    return count

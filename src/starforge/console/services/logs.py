@@ -2,6 +2,8 @@
 
 Event ids of the log stream are the byte offset just after the event's data, so they are strictly increasing and a
 client resumes exactly where it stopped (`from=<id>`). Nothing is ever trimmed.
+
+Tier: query (a file store: no database, no transaction). The stream that follows a log is `log_stream`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Metrics of runs: points ingested from jobs (`starforge.runner.report`), served as series and latest values."""
+"""Metrics of runs: points ingested from jobs (`starforge.runner.report`), served as series and latest values.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
+"""
 
 from __future__ import annotations
 

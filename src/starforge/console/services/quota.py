@@ -1,4 +1,7 @@
-"""Per-account quota: the caps an administrator sets, and the usage measured from job rows."""
+"""Per-account quota: the caps an administrator sets, and the usage measured from job rows.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
+"""
 
 from __future__ import annotations
 
@@ -108,7 +111,8 @@ def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer:
         problems.append(Problem(key, "not_finite", "NaN and infinities are refused", hint))
         return 0
     if not minimum <= value <= maximum:
-        problems.append(Problem(key, "out_of_range", f"must be from {minimum:g} to {maximum:g}", hint))
+        problems.append(Problem(key, "out_of_range", f"must be from {minimum:g} to {maximum:g}", hint,
+                                {"got": value, "range": {"min": minimum, "max": maximum}}))
         return 0
     return value
 

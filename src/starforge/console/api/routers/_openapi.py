@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...services.roles import ROLES
+
 __all__ = [
     "ADMISSION_CHECK",
     "DEVICE_CODE",
@@ -42,7 +44,7 @@ DEVICE_TOKEN = _json({"device_code": _TEXT}, ("device_code",))
 USER_CODE = _json({"user_code": _TEXT}, ("user_code",))
 REFRESH_TOKEN = _json({"refresh_token": _TEXT}, ("refresh_token",))
 ADMISSION_CHECK = _json({"spec": {"type": "object"}, "profile": _TEXT}, ("spec",))
-NEW_USER = _json({"username": _TEXT, "role": {"enum": ["admin", "operator", "viewer"]}, "email": _TEXT},
+NEW_USER = _json({"username": _TEXT, "role": {"enum": list(ROLES)}, "email": _TEXT},
                  ("username",))
 QUOTA = _json({"username": _TEXT, "max_concurrent_gpus": {"type": "integer"}, "max_concurrent_jobs": {"type": "integer"},
                "daily_gpu_hours": _NUMBER, "max_storage_gb": _NUMBER, "priority": {"type": "integer"},

@@ -17,10 +17,10 @@ router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 @router.get("/api/whoami")
 def whoami(user: UserView = Depends(current_user)) -> dict[str, Any]:
     """Return the caller's account (also its username at the top level, for the official client)."""
-    return {"user": user.to_dict(), "username": user.username}
+    return account_status.whoami(user=user)
 
 
 @router.get("/api/usage/mine")
 def usage_mine(user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the caller's quota and usage."""
-    return account_status.usage_report(rt, user)
+    return account_status.usage_report(rt=rt, user=user)

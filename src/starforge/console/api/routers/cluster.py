@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from ...runtime import Runtime
-from ...services import account_status
+from ...services import account_status, handshake
 from ...services.accounts import UserView
 from ..deps import current_user, refuse_nul_parameters, runtime
 
@@ -17,17 +17,16 @@ router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 @router.get("/api/cluster/status")
 def cluster_status(_user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the profiles, capacity per series (old and new key names) and the active job count."""
-    return account_status.cluster_report(rt)
+    return account_status.cluster_report(rt=rt)
 
 
 @router.get("/api/extensions")
 def extensions(_user: UserView = Depends(current_user)) -> dict[str, Any]:
     """Return the declaration packs to sync (none are published by this console)."""
-    return {"extensions": []}
+    return handshake.extensions()
 
 
 @router.get("/api/recipes")
 def recipes(_user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the served catalog payload with its `catalog_digest`."""
-    payload: dict[str, Any] = rt.catalog.payload()
-    return payload
+    return handshake.recipes(rt=rt)

@@ -9,28 +9,17 @@ from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
 from ...services import ingest as ingest_service
-from ...services.errors import AuthRequired
 from ..body import read_json
-from ..deps import refuse_nul_parameters, runtime
+from ..deps import refuse_nul_parameters, run_token, runtime
 from ._openapi import INGEST
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
-def _run_token(request: Request) -> str:
-    token = request.headers.get("x-starforge-token", "").strip()
-    if not token:
-        scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        token = value.strip() if scheme.lower() == "bearer" else ""
-    if not token:
-        raise AuthRequired("a run token is required (X-StarForge-Token)")
-    return token
-
-
 @router.post("/api/ingest/{path:path}", openapi_extra=INGEST)
-async def ingest(path: str, request: Request, token: str = Depends(_run_token),
+async def ingest(path: str, request: Request, token: str = Depends(run_token),
                  rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Record lifecycle events, log chunks, metric points, hyperparameters, artifacts or reports of a run
     (a request without a run token is refused before its body is read)."""
     body = await read_json(request, limit=16 * 1024 * 1024)
-    return await run_in_threadpool(ingest_service.ingest, rt, path, token, body)
+    return await run_in_threadpool(ingest_service.ingest, rt=rt, path=path, token=token, body=body)

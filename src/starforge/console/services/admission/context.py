@@ -1,4 +1,7 @@
-"""The frozen admission context every policy check reads: the admitted spec, the account, settings, resolutions."""
+"""The frozen admission context every policy check reads: the admitted spec, the account, settings, resolutions.
+
+Tier: shared (values; no database).
+"""
 
 from __future__ import annotations
 

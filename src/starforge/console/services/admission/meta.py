@@ -1,4 +1,7 @@
-"""Stage A of admission: the `X-Forge-Meta` header (or the JSON body of the tool API) before any spec rule."""
+"""Stage A of admission: the `X-Forge-Meta` header (or the JSON body of the tool API) before any spec rule.
+
+Tier: shared (pure; no database). `envelope` reads both submission shapes into what `read_meta` checks.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ problem is reported.
 
 The names check (ours, not in §12) opens the policy stage: it reads only the spec, and the names it refuses are
 the fields every later check and the run directory are built from, so its problems come first.
+
+Tier: query (`admit` runs over the caller's session and never writes; the checks are pure).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Resolve a spec's references against the registries once, so the policy checks stay pure."""
+"""Resolve a spec's references against the registries once, so the policy checks stay pure.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
+"""
 
 from __future__ import annotations
 

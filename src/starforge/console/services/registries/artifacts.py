@@ -2,6 +2,8 @@
 
 A run registers only files inside its own output folder (symbolic links resolved), or remote URLs; `init_from`
 resolves only to an artifact that is still inside the producing run's output folder.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from ....contract import ArtifactRef
 from ...store.models import Artifact, Job
+from .. import roles
 from ..accounts import UserView
 
 __all__ = ["ArtifactView", "inside_out_folder", "is_remote", "list_artifacts", "local_path", "register", "resolve"]
@@ -107,7 +110,7 @@ def resolve(db: Session, ref: ArtifactRef, user: UserView) -> ArtifactView | Non
     Without `@step=N` the latest step of that kind is taken.
     """
     job = db.get(Job, ref.run_id)
-    if job is None or (job.user_id != user.id and not user.is_admin) or not job.run_dir:
+    if job is None or not roles.can_see_job(user, job.user_id) or not job.run_dir:
         return None
     query = select(Artifact).where(Artifact.run_id == ref.run_id, Artifact.kind == ref.kind)
     if ref.step is not None:

@@ -1,4 +1,7 @@
-"""Data assets: admin-registered `<owner>/<name>@<version>` directories with visibility and per-user grants."""
+"""Data assets: admin-registered `<owner>/<name>@<version>` directories with visibility and per-user grants.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from ....contract import Problem, VersionedRef, is_safe_segment, parse_versioned_ref
 from ...store.models import AssetGrant, DataAsset
+from .. import roles
 from ..accounts import UserView
 from ..errors import Conflict, Rejected
 
@@ -172,7 +176,8 @@ def register_request(db: Session, body: dict[str, Any]) -> AssetView:
 def can_read(asset: AssetView, user: UserView) -> bool:
     """Return True when `user` may read `asset`: its owner, an admin, a grantee, or anyone when public."""
     return (
-        user.is_admin or asset.visibility == "public" or asset.owner == user.username or user.username in asset.grants
+        roles.sees_all_data(user) or asset.visibility == "public" or asset.owner == user.username
+        or user.username in asset.grants
     )
 
 
@@ -198,8 +203,10 @@ def version_exists(db: Session, kind: str, ref: VersionedRef) -> bool:
     ) is not None
 
 
-def list_assets(db: Session, kind: str, user: UserView) -> list[AssetView]:
-    """Return the versions of `kind` that `user` may read, grouped by id, newest first."""
+def list_assets(db: Session, kind: str, reader: UserView | None) -> list[AssetView]:
+    """Return the versions of `kind` that `reader` may read (every version when None: the console's operator on
+    its own machine), grouped by id, newest first."""
     rows = db.scalars(select(DataAsset).where(DataAsset.kind == kind).order_by(DataAsset.owner, DataAsset.name,
                                                                                  DataAsset.created_at.desc()))
-    return [view for view in (_view(db, row) for row in rows) if can_read(view, user)]
+    views = (_view(db, row) for row in rows)
+    return [view for view in views if reader is None or can_read(view, reader)]

@@ -1,4 +1,7 @@
-"""Plugins: published tar.gz packages, immutable per version, pinned by their directory digest."""
+"""Plugins: published tar.gz packages, immutable per version, pinned by their directory digest.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from ....bundle import BundleLimits, UnsafeBundle, directory_digest, extract_bun
 from ....contract import Problem, is_safe_segment
 from ....safeyaml import YamlRefused, load_yaml_bounded
 from ...store.models import Plugin
+from .. import roles
 from ..accounts import UserView
 from ..errors import Conflict, Forbidden, NotFound, Rejected
 
@@ -142,9 +146,9 @@ def _check_owner(owner: str) -> None:
 
 def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Path) -> PluginView:
     """Unpack a hostile-safe package, compute its digest and register `<owner>/<name>@<version>` (409 if it exists)."""
-    if owner != user.username and not user.is_admin:
+    if not roles.acts_for(user, owner):
         raise Forbidden(f"you may publish only under your own namespace ({user.username})")
-    if user.role == "viewer":
+    if not roles.can_publish(user):
         raise Forbidden("viewers cannot publish plugins")
     _check_owner(owner)
     store_root.mkdir(parents=True, exist_ok=True)
@@ -200,9 +204,9 @@ def list_plugins(db: Session) -> list[dict[str, object]]:
 
 def set_enabled(db: Session, user: UserView, owner: str, name: str, enabled: bool, version: str | None = None) -> int:
     """Enable or disable a plugin (every version, or one); returns how many versions changed."""
-    if owner != user.username and not user.is_admin:
+    if not roles.acts_for(user, owner):
         raise Forbidden("only the owner or an administrator may change a plugin")
-    if user.role == "viewer":
+    if not roles.can_publish(user):
         raise Forbidden("viewers cannot change plugins")
     query = select(Plugin).where(Plugin.owner == owner, Plugin.name == name)
     if version:

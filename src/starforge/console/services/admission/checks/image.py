@@ -29,6 +29,7 @@ def check_image(ctx: AdmissionContext) -> list[Problem]:
                 "image_not_allowed",
                 f"image {image!r} cannot be used: this console allows no image registries",
                 f"drop --image to use the recipe's runtime, or {_HOW}",
+                {"got": image, "registry": host, "allowed": []},
             )
         ]
     return [
@@ -37,5 +38,6 @@ def check_image(ctx: AdmissionContext) -> list[Problem]:
             "image_not_allowed",
             f"registry {host} of image {image!r} is not on this deployment's allowlist",
             f"use an image from an allowed registry ({', '.join(allowlist)}), or {_HOW}",
+            {"got": image, "registry": host, "allowed": list(allowlist)},
         )
     ]

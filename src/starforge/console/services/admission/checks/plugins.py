@@ -23,6 +23,7 @@ def check_plugins(ctx: AdmissionContext) -> list[Problem]:
             problems.append(
                 Problem(field, "plugin_digest_mismatch",
                         f"plugin {plugin.id}@{plugin.version} has digest {record.digest} here, the spec pins {plugin.digest}",
-                        f"run `sf plugin install {plugin.id}@{plugin.version}` to re-pin it")
+                        f"run `sf plugin install {plugin.id}@{plugin.version}` to re-pin it",
+                        {"expected": record.digest, "got": plugin.digest})
             )
     return problems

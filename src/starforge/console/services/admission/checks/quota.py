@@ -17,10 +17,12 @@ def check_quota(ctx: AdmissionContext) -> list[Problem]:
         pools = " + ".join(f"{p.nodes}×{p.gpus_per_node}" for p in ctx.spec.spec.resources.pools)
         problems.append(Problem("spec.resources.pools", "quota_exceeded",
                                 f"the job asks for {total} GPUs ({pools}) but your quota allows {cap} at once",
-                                "use a smaller --profile, or ask an administrator to raise max_concurrent_gpus"))
+                                "use a smaller --profile, or ask an administrator to raise max_concurrent_gpus",
+                                {"requested": total, "limit": cap}))
     budget = ctx.quota.daily_gpu_hours
     if budget and ctx.usage.gpu_hours_today >= budget:
         problems.append(Problem("quota", "quota_exhausted",
                                 f"you used {ctx.usage.gpu_hours_today:.1f} of your {budget:g} GPU hours today",
-                                "submit again tomorrow (UTC), or ask an administrator to raise daily_gpu_hours"))
+                                "submit again tomorrow (UTC), or ask an administrator to raise daily_gpu_hours",
+                                {"used": ctx.usage.gpu_hours_today, "limit": budget}))
     return problems

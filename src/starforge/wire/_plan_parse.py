@@ -1,126 +1,32 @@
-"""The launch plan (`.starforge/launch.json`, `forge/launch/v1`): read it and report every malformed field at once."""
+"""Read a launch plan document back into a `LaunchPlan`, reporting every malformed field at once (`launch.…`)."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from starforge.contract import Problem, check_digest, check_recipe_id, check_safe_segment, loads, type_name
 
-__all__ = [
-    "CONFIG_MODES",
-    "PLAN_API_VERSION",
-    "ArtifactGlobs",
-    "ConfigPlan",
-    "Entrypoint",
-    "LaunchPlan",
-    "Override",
-    "OverrideValue",
-    "PlanFramework",
-    "PlanRecipe",
-    "parse_plan",
-    "read_plan",
-]
+from ._artifact_kinds import ARTIFACT_GROUPS
+from ._config_modes import CONFIG_MODES, override_style
+from ._plan import (
+    PLAN_FILE,
+    PLAN_VERSION,
+    ArtifactGlobs,
+    ConfigPlan,
+    Entrypoint,
+    LaunchPlan,
+    Override,
+    PlanFramework,
+    PlanRecipe,
+)
 
-PLAN_API_VERSION = "forge/launch/v1"
-# config mode -> how an override is rendered: "assign" (`path=value`), "flag" (`--path value`), None (cannot be)
-CONFIG_MODES: Mapping[str, str | None] = {
-    "dot-overrides": "assign",
-    "hydra-overrides": "assign",
-    "cli-flags": "flag",
-    "cli-args": "flag",
-    "trl-yaml": None,
-    "pytorch-yaml": None,
-}
-# Problem codes not yet in `starforge.contract.CODES` (requested from the contract owners).
-UNSUPPORTED_CONFIG_MODE = "unsupported_config_mode"
-INVALID_ENV_NAME = "invalid_env_name"
+__all__ = ["parse_plan", "read_plan"]
 
-OverrideValue = str | int | float | bool
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ROOT = "launch"
-
-
-@dataclass(frozen=True, slots=True)
-class PlanRecipe:
-    """The recipe the console resolved: id, version and bundle digest."""
-
-    name: str
-    version: str
-    digest: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlanFramework:
-    """The framework and runtime variant the console resolved."""
-
-    kind: str
-    version: str
-    runtime_id: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Entrypoint:
-    """The recipe entrypoint the argv was built from (informational)."""
-
-    kind: str = ""
-    value: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Override:
-    """One framework override: a config path and its typed value."""
-
-    path: str
-    value: OverrideValue
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigPlan:
-    """How hyperparameters reach the framework: the config mode, the config file and the overrides to apply."""
-
-    mode: str = ""
-    path: str = ""
-    overrides: tuple[Override, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ArtifactGlobs:
-    """Globs, relative to `FORGE_OUT_DIR`, of what the job leaves behind, and the format of each artifact kind."""
-
-    checkpoints: tuple[str, ...] = ()
-    logs: tuple[str, ...] = ()
-    exports: tuple[str, ...] = ()
-    evaluations: tuple[str, ...] = ()
-    formats: Mapping[str, str] = field(default_factory=dict)
-
-    def groups(self) -> list[tuple[str, tuple[str, ...]]]:
-        """Return `(artifact kind, globs)` in registration order: checkpoints, exports, evaluations, logs."""
-        return [
-            ("checkpoint", self.checkpoints),
-            ("hf_export", self.exports),
-            ("eval_report", self.evaluations),
-            ("log", self.logs),
-        ]
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchPlan:
-    """What `forge-launch` starts: identity to verify, argv template, overrides, extra env and artifact globs."""
-
-    run_id: str
-    recipe: PlanRecipe
-    framework: PlanFramework
-    argv: tuple[str, ...]
-    entrypoint: Entrypoint = Entrypoint()
-    config: ConfigPlan = ConfigPlan()
-    env: Mapping[str, str] = field(default_factory=dict)
-    artifacts: ArtifactGlobs = ArtifactGlobs()
-    api_version: str = PLAN_API_VERSION
 
 
 def read_plan(path: Path) -> tuple[LaunchPlan | None, list[Problem]]:
@@ -133,14 +39,14 @@ def read_plan(path: Path) -> tuple[LaunchPlan | None, list[Problem]]:
                 _ROOT,
                 "missing_field",
                 f"the launch plan {path} does not exist",
-                "the console writes .starforge/launch.json before starting the job",
+                f"the console writes {PLAN_FILE} before starting the job",
             )
         ]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(_ROOT, "invalid_json", f"cannot read the launch plan {path}: {exc}")]
     try:
         doc = loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return None, [Problem(_ROOT, "invalid_json", f"the launch plan {path} is not valid JSON: {exc}")]
     return parse_plan(doc)
 
@@ -152,16 +58,17 @@ def parse_plan(doc: Any) -> tuple[LaunchPlan | None, list[Problem]]:
     if root is None:
         return None, r.problems
     api = r.text(root, "apiVersion", required=True)
-    if api is not None and api != PLAN_API_VERSION:
+    if api is not None and api != PLAN_VERSION:
         r.bad(
             "apiVersion",
             "unsupported_api_version",
-            f"must be {PLAN_API_VERSION}, got {api!r}",
+            f"must be {PLAN_VERSION}, got {api!r}",
             "the console and forge-launch disagree on the plan format: upgrade the job image",
         )
     run_id = r.text(root, "run_id", required=True)
     if run_id:
         r.problems.extend(check_safe_segment(run_id, f"{_ROOT}.run_id", "run id"))
+    action = r.text(root, "action") or ""
     recipe = _recipe(r, root)
     framework = _framework(r, root)
     entrypoint = _entrypoint(r, root)
@@ -172,7 +79,18 @@ def parse_plan(doc: Any) -> tuple[LaunchPlan | None, list[Problem]]:
     if r.problems:
         return None, r.problems
     assert run_id is not None and recipe and framework and argv is not None
-    return LaunchPlan(run_id, recipe, framework, argv, entrypoint, config, env, artifacts), []
+    plan = LaunchPlan(
+        run_id=run_id,
+        recipe=recipe,
+        framework=framework,
+        argv=argv,
+        action=action,
+        entrypoint=entrypoint,
+        config=config,
+        env=env,
+        artifacts=artifacts,
+    )
+    return plan, []
 
 
 class _Reader:
@@ -301,17 +219,18 @@ def _config(r: _Reader, root: dict[str, Any]) -> ConfigPlan:
     if mode and mode not in CONFIG_MODES:
         r.bad(
             "config.mode",
-            UNSUPPORTED_CONFIG_MODE,
+            "unsupported_config_mode",
             f"unknown config mode {mode!r}",
             f"use one of {', '.join(CONFIG_MODES)}",
         )
-    elif isinstance(raw, list) and raw and CONFIG_MODES.get(mode) is None:
+    elif isinstance(raw, list) and raw and override_style(mode) is None:
         shown = repr(mode) if mode else "no mode"
+        able = [name for name in CONFIG_MODES if override_style(name) is not None]
         r.bad(
             "config.mode",
-            UNSUPPORTED_CONFIG_MODE,
+            "unsupported_config_mode",
             f"forge-launch cannot apply overrides with {shown}",
-            "overrides need dot-overrides, hydra-overrides, cli-flags or cli-args",
+            f"overrides need {', '.join(able[:-1])} or {able[-1]}",
         )
     return ConfigPlan(mode, path, tuple(overrides))
 
@@ -346,7 +265,7 @@ def _env(r: _Reader, root: dict[str, Any]) -> dict[str, str]:
         if not _ENV_NAME.fullmatch(key):
             r.bad(
                 f"env.{key}",
-                INVALID_ENV_NAME,
+                "invalid_env_name",
                 f"{key!r} is not a valid environment variable name",
                 "use letters, digits and '_', not starting with a digit",
             )
@@ -363,8 +282,9 @@ def _artifacts(r: _Reader, root: dict[str, Any]) -> ArtifactGlobs:
     obj = r.obj(root.get("artifacts"), "artifacts")
     if obj is None:
         return ArtifactGlobs()
+    version = r.text(obj, "version", where="artifacts.version") or ""
     groups: dict[str, tuple[str, ...]] = {}
-    for key in ("checkpoints", "logs", "exports", "evaluations"):
+    for key in ARTIFACT_GROUPS:
         where = f"artifacts.{key}"
         globs = r.strings(obj, key, where) or ()
         for i, pattern in enumerate(globs):
@@ -383,6 +303,10 @@ def _artifacts(r: _Reader, root: dict[str, Any]) -> ArtifactGlobs:
         else:
             r.bad(f"artifacts.formats.{kind}", "not_a_string", f"must be a JSON string, got {type_name(value)}")
     return ArtifactGlobs(
-        groups["checkpoints"], groups["logs"], groups["exports"], groups["evaluations"], formats
+        checkpoints=groups["checkpoints"],
+        logs=groups["logs"],
+        exports=groups["exports"],
+        evaluations=groups["evaluations"],
+        formats=formats,
+        version=version,
     )
-

@@ -9,18 +9,22 @@ from typing import Any
 
 import pytest
 
-from starforge.recipes import (
-    LABELS,
-    Catalog,
-    Recipe,
-    expected_lock,
-    inspect_lock,
-    normalise_lock,
-    read_lock,
-    write_lock,
-)
+from starforge.lab import LABELS, expected_lock, inspect_lock, normalise_lock, read_lock, write_lock
+from starforge.recipes import Catalog, Recipe
+from tests.unit.recipes.trees import catalog, edit_lock, lab, manifest
 
-from .trees import edit_lock, lab
+
+@pytest.fixture
+def cat(tmp_path: Path) -> Catalog:
+    """A one-recipe catalog tree (`testfw/grpo`) in a temporary directory."""
+    return catalog(tmp_path / "tree", manifest())
+
+
+@pytest.fixture
+def recipe(cat: Catalog) -> Recipe:
+    found = cat.get("testfw/grpo")
+    assert found is not None
+    return found
 
 
 @pytest.fixture

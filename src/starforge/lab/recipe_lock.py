@@ -1,31 +1,31 @@
-"""`recipe.lock.json` (recipes-and-locks §9-§10): read v2/v3/v4, write v4 atomically, compare and inspect."""
+"""`recipe.lock.json` (recipes-and-locks §9): read v2/v3/v4, write v4 atomically, build the expected lock, diff two.
+
+Inspection states (§10) are in `lock_inspection`; `sf recipe upgrade` (§11) is in `upgrade`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starforge import __version__
 
-from ._config import config_lookup, read_config
-from ._core import UPGRADE_CLIENT, satisfies, too_old
-from ._values import as_object
+from .exp_config import config_lookup, read_config
 
 if TYPE_CHECKING:
-    from ._catalog import Catalog
-    from ._recipe import Recipe
+    from starforge.recipes import Recipe
 
 __all__ = [
     "DIFF_FIELDS",
-    "LABELS",
     "LOCK_FILE",
+    "LOCK_V2",
+    "LOCK_V3",
     "LOCK_V4",
-    "LockInspection",
+    "binding_breaks",
+    "compute_bindings",
     "expected_lock",
-    "inspect_lock",
     "lock_diffs",
     "lock_text",
     "normalise_lock",
@@ -40,40 +40,6 @@ LOCK_V2, LOCK_V3, LOCK_V4 = "forge/recipe-lock/v2", "forge/recipe-lock/v3", "for
 _SUPPORTED = (LOCK_V2, LOCK_V3, LOCK_V4)
 DIFF_FIELDS = ("apiVersion", "recipe.name", "recipe.version", "recipe.digest", "recipe.manifest_digest",
                "recipe.template_digest", "framework.kind", "framework.version", "framework.runtime_id", "requires.core")
-_IDENTITY = ("recipe.name", "framework.kind", "framework.runtime_id")
-LABELS = {"current": "", "compatible": "drifted", "upgrade_advised": "behind", "incompatible": "incompatible",
-          "runtime_removed": "runtime gone", "sdk_incompatible": "sdk mismatch", "malformed": "unreadable"}
-_ADMITS = frozenset({"current", "compatible", "upgrade_advised"})
-
-
-@dataclass(frozen=True)
-class LockInspection:
-    """The state of an experiment's lock against the local catalog, its diffs and the message to show."""
-
-    state: str
-    admits: bool
-    diffs: list[tuple[str, str, str]]
-    message: str
-    label: str
-    exp_dir: Path
-    recipe_id: str = ""
-    framework_version: str = ""
-    lock: dict[str, Any] | None = field(default=None, repr=False)
-    recipe: Recipe | None = field(default=None, repr=False, compare=False)
-
-    def admits_under(self, strict: bool = False) -> bool:
-        """Return whether a submission may proceed: v4 semantics, or only `current` with `strict` (§10.1)."""
-        return self.state == "current" if strict else self.admits
-
-    @property
-    def strict_state(self) -> str:
-        """Return the brief-era state (§10.1): any drift is `recipe_stale`."""
-        return "recipe_stale" if self.state in ("incompatible", "upgrade_advised", "compatible") else self.state
-
-
-def exp_label(exp_dir: Path) -> str:
-    """Return how to name the experiment in hints: `<name>`, or `smoke/<name>` for smoke experiments."""
-    return f"smoke/{exp_dir.name}" if exp_dir.parent.name == "smoke" else exp_dir.name
 
 
 def read_lock(exp_dir: Path) -> tuple[dict[str, Any] | None, str]:
@@ -127,9 +93,12 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
-def _section(lock: dict[str, Any], key: str) -> dict[str, Any]:
-    value = lock.get(key)
+def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _section(lock: dict[str, Any], key: str) -> dict[str, Any]:
+    return _object(lock.get(key))
 
 
 def normalise_lock(lock: dict[str, Any]) -> dict[str, Any]:
@@ -187,11 +156,11 @@ def _binding_rows(bindings: dict[str, Any] | None) -> dict[str, str]:
     if bindings is None:
         return {}
     rows: dict[str, str] = {}
-    entry = as_object(bindings.get("entrypoint"))
+    entry = _object(bindings.get("entrypoint"))
     if entry:
         rows["bindings.entrypoint"] = f"{_text(entry.get('kind'))}:{_text(entry.get('value'))}"
-    for name, record in sorted(as_object(bindings.get("params")).items()):
-        record = as_object(record)
+    for name, record in sorted(_object(bindings.get("params")).items()):
+        record = _object(record)
         rows[f"bindings.params.{name}"] = f"{_text(record.get('path'))} ({_text(record.get('type'))})"
     return rows
 
@@ -210,11 +179,16 @@ def lock_diffs(locked: dict[str, Any], current: dict[str, Any]) -> list[tuple[st
     return diffs
 
 
-def _binding_breaks(locked: dict[str, Any], recipe: Recipe, framework_version: str) -> list[str]:
-    bindings = as_object(locked.get("bindings"))
+def binding_breaks(locked: dict[str, Any], recipe: Recipe, framework_version: str) -> list[str]:
+    """Return why a normalised lock's recorded bindings no longer hold for `recipe` (§10 state 4), one line each.
+
+    A recorded parameter that is gone, moved to another path or changed type breaks, as does a different
+    entrypoint; a value the lock never recorded (empty) is an unknown, not a break.
+    """
+    bindings = _object(locked.get("bindings"))
     breaks: list[str] = []
-    for name, item in as_object(bindings.get("params")).items():
-        record = as_object(item)
+    for name, item in _object(bindings.get("params")).items():
+        record = _object(item)
         param = recipe.params.get(name)
         if param is None:
             breaks.append(f"parameter {name} no longer exists")
@@ -225,67 +199,9 @@ def _binding_breaks(locked: dict[str, Any], recipe: Recipe, framework_version: s
             breaks.append(f"parameter {name} moved from {path} to {now}")
         if kind and kind != param.type:
             breaks.append(f"parameter {name} changed type from {kind} to {param.type}")
-    entry = as_object(bindings.get("entrypoint"))
+    entry = _object(bindings.get("entrypoint"))
     kind, value = _text(entry.get("kind")), _text(entry.get("value"))
     now_entry = recipe.entrypoint_for(framework_version)
     if kind and value and (kind, value) != (now_entry.kind, now_entry.value):
         breaks.append(f"the entrypoint changed from {kind}:{value} to {now_entry.kind}:{now_entry.value}")
     return breaks
-
-
-def inspect_lock(exp_dir: Path, catalog: Catalog, client_version: str = __version__,
-                 requested_recipe: str | None = None) -> LockInspection:
-    """Return the lock's state (§10: malformed … current, first that applies), its diffs and the message."""
-    exp_dir = Path(exp_dir)
-    label = exp_label(exp_dir)
-
-    def result(state: str, message: str, **extra: Any) -> LockInspection:
-        return LockInspection(state, state in _ADMITS, extra.pop("diffs", []), message, LABELS[state], exp_dir,
-                              **extra)
-
-    lock, error = read_lock(exp_dir)
-    if lock is None:
-        legacy = read_method_file(exp_dir) if not (exp_dir / LOCK_FILE).exists() else ""
-        if legacy:
-            error += f" (the legacy method file names {legacy}; `sf recipe upgrade {label}` writes a lock)"
-        return result("malformed", error, recipe_id=legacy)
-    locked = normalise_lock(lock)
-    name = locked["recipe.name"]
-    if not name:
-        return result("malformed", f"{LOCK_FILE} names no recipe", lock=lock)
-    if requested_recipe is not None and requested_recipe.strip() != name:
-        return result("malformed", f"the lock records {name}, not the requested {requested_recipe.strip()}",
-                      recipe_id=name, lock=lock)
-    recipe = catalog.get(name)
-    if recipe is None:
-        return result("malformed", f"recipe {name} is not in the local catalog", recipe_id=name, lock=lock)
-    fv = locked["framework.version"] or recipe.default_version
-    extra = {"recipe_id": name, "framework_version": fv, "lock": lock, "recipe": recipe}
-    if satisfies(client_version, recipe.requires_core) is not True:
-        action = UPGRADE_CLIENT if too_old(client_version, recipe.requires_core) else "use an sf client in that range"
-        return result("sdk_incompatible", f"recipe {recipe.id}@{recipe.version} needs core {recipe.requires_core}; "
-                                          f"this sf is {client_version} — {action}", **extra)
-    if fv not in recipe.framework_versions:
-        return result("runtime_removed",
-                      f"{recipe.id} no longer has framework version {fv} (available: "
-                      f"{', '.join(recipe.framework_versions)}); run `sf recipe upgrade {label} --framework-version "
-                      f"<V>` or `--accept-runtime-change` for {recipe.default_version}", **extra)
-    expected = normalise_lock(expected_lock(recipe, fv, exp_dir, core_version=client_version))
-    diffs = lock_diffs(locked, expected)
-    breaks = _binding_breaks(locked, recipe, fv) + [
-        f"{f} is {old or '(none)'} in the lock but {new or '(none)'} in the catalog"
-        for f, old, new in diffs if f in _IDENTITY and old
-    ]
-    if breaks:
-        return result("incompatible", "; ".join(breaks) + f" — run `sf recipe upgrade {label}`", diffs=diffs, **extra)
-    variant = recipe.runtime.versions[fv]
-    if variant.deprecated:
-        sunset = f" (sunset {variant.sunset})" if variant.sunset else ""
-        target = next((v for v, var in recipe.runtime.versions.items() if not var.deprecated), recipe.default_version)
-        return result("upgrade_advised", f"{recipe.id} runtime {fv} is deprecated{sunset}; run `sf recipe upgrade "
-                                         f"{label} --framework-version {target}`", diffs=diffs, **extra)
-    if diffs:
-        fields = ", ".join(f for f, _, _ in diffs)
-        return result("compatible", f"the lock records an older bundle of {recipe.id} ({fields} differ); "
-                                    f"run `sf recipe upgrade {label}` to record the installed one", diffs=diffs, **extra)
-    return result("current", "", **extra)

@@ -7,18 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from starforge.recipes import (
-    Catalog,
-    Recipe,
-    UpgradeError,
-    apply_upgrade,
-    expected_lock,
-    inspect_lock,
-    plan_upgrade,
-    write_lock,
-)
+from starforge.lab import UpgradeError, apply_upgrade, expected_lock, inspect_lock, plan_upgrade, write_lock
+from starforge.recipes import Catalog, Recipe
+from tests.unit.recipes.trees import catalog, edit_lock, lab, manifest
 
-from .trees import edit_lock, lab
+
+@pytest.fixture
+def cat(tmp_path: Path) -> Catalog:
+    """A one-recipe catalog tree (`testfw/grpo`) in a temporary directory."""
+    return catalog(tmp_path / "tree", manifest())
+
+
+@pytest.fixture
+def recipe(cat: Catalog) -> Recipe:
+    found = cat.get("testfw/grpo")
+    assert found is not None
+    return found
 
 
 def _exp(tmp_path: Path, recipe: Recipe, name: str = "x") -> Path:

@@ -1,14 +1,19 @@
-"""Where a lab's experiments are: `experiments/<name>/` and `smoke/<name>/`, and which of them hold a lock."""
+"""Where a lab's experiments are: `experiments/<name>/` and `smoke/<name>/`, which hold a lock, and how to name one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ._locks import LOCK_FILE
+from .recipe_lock import LOCK_FILE
 
-__all__ = ["EXPERIMENT_DIRS", "current_experiment", "locked_experiments", "resolve_experiment"]
+__all__ = ["EXPERIMENT_DIRS", "current_experiment", "exp_label", "locked_experiments", "resolve_experiment"]
 
 EXPERIMENT_DIRS = ("experiments", "smoke")
+
+
+def exp_label(exp_dir: Path) -> str:
+    """Return how commands and hints name an experiment: `<name>`, or `smoke/<name>` for a smoke experiment."""
+    return f"smoke/{exp_dir.name}" if exp_dir.parent.name == "smoke" else exp_dir.name
 
 
 def locked_experiments(lab: Path) -> list[Path]:

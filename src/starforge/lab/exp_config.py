@@ -5,10 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ._digests import load_yaml
-
 __all__ = ["CONFIG_FILE", "config_lookup", "read_config"]
 
 CONFIG_FILE = "config.yaml"
@@ -30,9 +26,11 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(file: Path) -> dict[str, Any]:
+    from starforge.recipes import YAMLError, load_yaml  # the recipes' YAML 1.1 typing; loaded only when read
+
     try:
         data = load_yaml(file.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
         raise _Unresolved(str(exc)) from None
     return data if isinstance(data, dict) else {}
 

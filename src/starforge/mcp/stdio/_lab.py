@@ -1,4 +1,7 @@
-"""Lab operations (stdio only): the JobSpec `sf submit` would send, and the lock state of the lab's experiments."""
+"""Lab operations (stdio only): the JobSpec `sf submit` would send, and the lock state of the lab's experiments.
+
+They read the lab and the installed catalog (`starforge.lab`) and ask the console through the stdio backend's client.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from starforge import __version__
-from starforge.client import ConsoleError, ForgeHome
+from starforge.client import ForgeHome
 from starforge.contract import Problem, ProfileEntry
 
-from ._backend import Backend
-from ._results import Outcome, ToolRefusal
-from ._truncate import clip_items
+from .._errors import BackendError, ToolRefusal
+from .._results import Outcome
+from .._truncate import clip_items
+from ._client import ClientBackend
 
 __all__ = ["MAX_INLINE_BUNDLE", "build_spec", "recipe_status"]
 
 MAX_INLINE_BUNDLE = 16 * 1024 * 1024
 
 
-def _lab(backend: Backend) -> Path:
+def _lab(backend: ClientBackend) -> Path:
     if backend.lab is None:
         raise ToolRefusal("No lab here", [Problem(
             "lab", "invalid_request", "this tool needs a lab, and `sf mcp` was not started inside one",
@@ -27,24 +31,23 @@ def _lab(backend: Backend) -> Path:
     return backend.lab
 
 
-def _registry(backend: Backend) -> list[ProfileEntry]:
+def _registry(backend: ClientBackend) -> list[ProfileEntry]:
     """Return the console's profile registry, else the copy `sf` last cached for this console."""
     from starforge.lab import load_registry
 
     try:
-        return list(backend.console.cluster_status().profiles)
-    except ConsoleError:
+        return list(backend.cluster_status().profiles)
+    except BackendError:
         cached = load_registry(ForgeHome.from_env().path, backend.console.server)
         if cached is None:
             raise
         return cached
 
 
-def build_spec(backend: Backend, *, exp: str, profiles: list[str], sets: list[str], image: str,
+def build_spec(backend: ClientBackend, *, exp: str, profiles: list[str], sets: list[str], image: str,
                observability_url: str, init_from: str, corpus: str, train_dataset: str, plugins: list[str],
                then: list[str], framework_version: str, allow_dirty: bool, include_bundle: bool) -> Outcome:
     """Build the JobSpec of experiment `exp` exactly as `sf submit` would (nothing is uploaded)."""
-    from starforge.contract import dumps
     from starforge.lab import SubmitOptions, build_jobspec, pack_submission
 
     lab = _lab(backend)
@@ -68,7 +71,7 @@ def build_spec(backend: Backend, *, exp: str, profiles: list[str], sets: list[st
     summary = [f"built the JobSpec of {built.exp} for profile {built.profile} "
                f"({built.spec['spec']['recipe']['name'] if built.spec else '?'}); nothing was uploaded"]
     if include_bundle:
-        packed = pack_submission(lab, built.exp, dumps(built.job))
+        packed = pack_submission(lab, built.exp)
         if packed.problems or packed.data is None:
             raise ToolRefusal(f"The bundle of {built.exp} was refused", packed.problems)
         files, files_note = clip_items(packed.files, 200, what="bundle file list")
@@ -101,9 +104,10 @@ def _fix(state: str, message: str, name: str) -> str:
     return f"sf recipe upgrade {name}"
 
 
-def recipe_status(backend: Backend, *, exp: str, compare_with_console: bool) -> Outcome:
+def recipe_status(backend: ClientBackend, *, exp: str, compare_with_console: bool) -> Outcome:
     """Return the lock state of one experiment (or all with a lock), with diffs, the console's view and the fix."""
-    from starforge.recipes import compare_server_entry, inspect_lock, locked_experiments, resolve_experiment
+    from starforge.lab import inspect_lock, locked_experiments, resolve_experiment
+    from starforge.recipes import compare_server_entry
 
     lab = _lab(backend)
     if exp.strip():
@@ -120,8 +124,8 @@ def recipe_status(backend: Backend, *, exp: str, compare_with_console: bool) -> 
     note = ""
     if compare_with_console:
         try:
-            payload = backend.console.recipes()
-        except ConsoleError as exc:
+            payload = backend.recipes()
+        except BackendError as exc:
             note = f"the console's catalog was not compared: {exc.title}"
     rows = []
     for item in inspections:

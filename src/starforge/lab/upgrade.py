@@ -4,38 +4,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starforge import __version__
 from starforge.contract import Problem
+from starforge.recipes import check_value, satisfies
 
-from ._config import config_lookup, read_config
-from ._core import satisfies
-from ._locks import (
+from .exp_config import config_lookup, read_config
+from .lock_inspection import LockInspection, inspect_lock
+from .recipe_lock import (
+    DIFF_FIELDS,
     LOCK_FILE,
-    LockInspection,
     expected_lock,
-    inspect_lock,
     lock_diffs,
     lock_text,
     normalise_lock,
     read_method_file,
     write_lock,
 )
-from ._values import check_value
 
 if TYPE_CHECKING:
-    from ._catalog import Catalog
-    from ._recipe import Recipe
+    from starforge.recipes import Catalog, Recipe
 
 __all__ = ["UpgradeError", "UpgradePlan", "apply_upgrade", "plan_upgrade"]
 
 _FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-_EMPTY = {f: "" for f in ("apiVersion", "recipe.name", "recipe.version", "recipe.digest", "recipe.manifest_digest",
-                          "recipe.template_digest", "framework.kind", "framework.version", "framework.runtime_id",
-                          "requires.core")}
+_EMPTY = dict.fromkeys(DIFF_FIELDS, "")
 
 
 class UpgradeError(RuntimeError):
@@ -87,7 +83,7 @@ def _config_problems(recipe: Recipe, framework_version: str, exp_dir: Path) -> l
         if param.type == "float" and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
             value = float(value)  # YAML 1.1 reads 5e-6 as a string; the frameworks read it as a number
         for problem in check_value(param, value, f"config.{path}"):
-            problems.append(Problem(problem.field, problem.code, f"config.yaml {path}: {problem.message}", problem.hint))
+            problems.append(replace(problem, message=f"config.yaml {path}: {problem.message}"))  # data kept
     return problems
 
 

@@ -1,0 +1,101 @@
+"""Job queries: find a job the caller may see, list jobs, and the wire row of `/api/jobs/mine`.
+
+Tier: query (runs over the caller's session; never begins or commits a transaction). What another account owns
+does not exist for the caller: `find_job` answers NotFound, never Forbidden.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..store.models import Job, JobEvent
+from . import roles
+from .accounts import UserView
+from .errors import NotFound
+from .jobs import TERMINAL
+
+__all__ = ["MAX_LIST_LIMIT", "events_of", "find_job", "job_view", "unfinished_jobs", "visible_jobs"]
+
+MAX_LIST_LIMIT = 1000  # rows of one listing; clients send 1, 15 and 200
+
+
+def _pipeline(db: Session, job: Job) -> dict[str, Any] | None:
+    spec = json.loads(job.spec_json or "{}")
+    actions = spec.get("spec", {}).get("lifecycle", {}).get("on_success", [])
+    if not actions or job.action:
+        return None
+    children = {c.action: c for c in db.scalars(select(Job).where(Job.parent_id == job.id))}
+    steps = []
+    for action in actions:
+        child = children.get(action)
+        status = child.status if child else ("skipped" if job.status in ("failed", "stopped") else "waiting")
+        steps.append({"action": action, "job_ref": child.id if child else None, "status": status.upper()})
+    statuses = [s["status"] for s in steps]
+    if all(s == "SUCCEEDED" for s in statuses):
+        state = "done"
+    elif any(s in ("FAILED", "STOPPED", "SKIPPED") for s in statuses):
+        state = "partial"
+    else:
+        state = "running"
+    return {"state": state, "steps": steps}
+
+
+def job_view(db: Session, job: Job) -> dict[str, Any]:
+    """Return the wire row of `/api/jobs/mine` (job_ref = run_id, so every id endpoint accepts both)."""
+    view: dict[str, Any] = {
+        "job_ref": job.id,
+        "run_id": job.id,
+        "name": job.name,
+        "exp": job.exp,
+        "status": job.status,
+        "message": job.reason,
+        "requested_gpus": job.requested_gpus,
+        "gpus": job.requested_gpus,
+        "profile": job.profile,
+        "recipe": job.recipe,
+        "project": job.project,
+        "owner": job.username,
+        "submitted_at": job.submitted_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "exit_code": job.exit_code,
+        "parent": job.parent_id or None,
+        "action": job.action or None,
+    }
+    pipeline = _pipeline(db, job)
+    if pipeline is not None:
+        view["pipeline"] = pipeline
+    return {k: v for k, v in view.items() if v is not None}
+
+
+def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False) -> list[Job]:
+    """Return the caller's job rows newest first (`everyone` lists all accounts for a caller who sees all jobs)."""
+    query = select(Job)
+    if not (everyone and roles.sees_all_jobs(user)):
+        query = query.where(Job.user_id == user.id)
+    order = query.order_by(Job.submitted_at.desc(), Job.id.desc())
+    return list(db.scalars(order.limit(max(1, min(limit, MAX_LIST_LIMIT)))))
+
+
+def find_job(db: Session, user: UserView, ref: str) -> Job:
+    """Return the job named by its job_ref or run_id if the caller may see it; NotFound otherwise (never 403)."""
+    job = db.get(Job, (ref or "").strip())
+    if job is None or not roles.can_see_job(user, job.user_id):
+        raise NotFound(f"no job {ref!r} (see `sf job ls`)")
+    return job
+
+
+def unfinished_jobs(db: Session, user_id: int) -> Sequence[Job]:
+    """Return every job of the account that has not reached a final status."""
+    return list(db.scalars(select(Job).where(Job.user_id == user_id, Job.status.not_in(TERMINAL))))
+
+
+def events_of(db: Session, job: Job) -> list[dict[str, Any]]:
+    """Return the job's status history, oldest first, in its wire form."""
+    events = db.scalars(select(JobEvent).where(JobEvent.job_id == job.id).order_by(JobEvent.id))
+    return [{"at": e.at, "from": e.from_status, "to": e.to_status, "reason": e.reason} for e in events]

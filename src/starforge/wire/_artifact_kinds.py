@@ -1,0 +1,34 @@
+"""The artifact kinds a job registers (`POST /api/ingest/artifact`) and the launch plan's glob group of each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "ARTIFACT_GROUPS",
+    "ARTIFACT_KINDS",
+    "KIND_CHECKPOINT",
+    "KIND_EVAL_REPORT",
+    "KIND_HF_EXPORT",
+    "KIND_LOG",
+    "KIND_MERGED_MODEL",
+]
+
+KIND_CHECKPOINT: Final = "checkpoint"
+KIND_LOG: Final = "log"
+KIND_HF_EXPORT: Final = "hf_export"
+KIND_EVAL_REPORT: Final = "eval_report"
+KIND_MERGED_MODEL: Final = "merged_model"
+ARTIFACT_KINDS: Final = (KIND_CHECKPOINT, KIND_LOG, KIND_HF_EXPORT, KIND_EVAL_REPORT, KIND_MERGED_MODEL)
+
+# launch plan `artifacts.<group>` -> the kind its matches are registered as, in the plan's key order
+ARTIFACT_GROUPS: Mapping[str, str] = MappingProxyType(
+    {
+        "checkpoints": KIND_CHECKPOINT,
+        "logs": KIND_LOG,
+        "exports": KIND_HF_EXPORT,
+        "evaluations": KIND_EVAL_REPORT,
+    }
+)
