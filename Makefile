@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test bench lint services clean
+.PHONY: install demo demo-trl test bench lint services clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ install: $(STAMP)
 ## demo: run the main job end to end on the embedded default (console on loopback, local executor)
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+## demo-trl: TRL SFT end to end on the CPU (pre-builds the TRL runtime once per machine: about a minute the first time)
+demo-trl: $(STAMP)
+	$(BIN)/python scripts/demo_trl.py
 
 ## test: the whole suite on $(TEST_WORKERS) workers, one module per unit, longest modules first (tests/conftest.py:
 ## UNIT_SECONDS); suites whose services are missing are skipped loudly (CI requires them all). The suite is CPU-bound

@@ -49,14 +49,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_console(state: Path, port: int, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+def start_console(state: Path, port: int, env: dict[str, str],
+                  config: Path | None = None) -> tuple[subprocess.Popen[str], str]:
+    """Start `sf console up` on loopback (with the YAML `config` when given) and return it with its admin token."""
     log = (state.parent / "console.log").open("w")
-    extra: list[str] = []
+    extra: list[str] = ["--config", str(config)] if config else []
     if shutil.which("bwrap") is None:  # a laptop without bubblewrap: run the demo's jobs unsandboxed, and say so
         print("note: bubblewrap is not installed, so this demo runs its jobs WITHOUT the job sandbox "
               "(install Debian's bubblewrap for the real thing)", flush=True)
-        config = state.parent / "console.yaml"
-        config.write_text("executors:\n  local:\n    sandbox: off\n", encoding="utf-8")
+        config = config or state.parent / "console.yaml"
+        text = config.read_text(encoding="utf-8") if config.is_file() else ""
+        config.write_text(text + "executors:\n  local:\n    sandbox: off\n", encoding="utf-8")
         extra = ["--config", str(config)]
     proc = subprocess.Popen([SF, "console", "up", "--host", "127.0.0.1", "--port", str(port), "--state-dir",
                              str(state), *extra], stdout=subprocess.PIPE, stderr=log, text=True, env=env)

@@ -21,11 +21,13 @@ import pytest
 import yaml
 
 from tests.conftest import require_service
+from tests.official import cache_dir
 
 if TYPE_CHECKING:
     from starforge.console.store import Database
 
 SF = str(Path(sys.executable).with_name("sf"))
+RUNTIME_CACHE = os.environ.get("STARFORGE_TEST_RUNTIMES") or str(cache_dir() / "runtimes")  # outside every clone
 BACKENDS = ("sqlite", "postgres")
 SQLITE = ("sqlite",)
 # Every httpx client otherwise builds its own TLS context from the CA bundle (about 20 ms of CPU each, thousands of
@@ -189,6 +191,13 @@ def make_console(tmp_path_factory: pytest.TempPathFactory, backend: str, *, conf
     """Create (not start) a console on a fresh state directory and database of `backend`."""
     state = tmp_path_factory.mktemp(f"console-{backend}") / "state"
     state.mkdir()
+    config = dict(config or {})
+    if "framework_dirs" not in config:  # a NeMo-RL checkout, so its recipes pass admission (none starts here)
+        (state.parent / "nemo-rl").mkdir()
+        config["framework_dirs"] = {"nemo-rl": str(state.parent / "nemo-rl")}
+    # runtimes are built once and shared by every test console (and CI run); hub caches stay with the test
+    config["runtimes"] = {"cache_dir": RUNTIME_CACHE, "hub_cache": str(state.parent / "hub"),
+                          **config.get("runtimes", {})}
     database_url = ""
     if backend == "postgres":
         database_url = _postgres_database(

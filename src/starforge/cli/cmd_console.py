@@ -1,4 +1,4 @@
-"""`sf console`: run a console (`up`) and administer its state directory (tokens, users, data, quotas)."""
+"""`sf console`: run a console (`up`) and administer its state (tokens, users, data, quotas) and runtime cache."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ user_app = typer.Typer(no_args_is_help=True, help="Accounts and roles.")
 corpus_app = typer.Typer(no_args_is_help=True, help="Read-only corpora jobs can mount (DOCS_DIR).")
 dataset_app = typer.Typer(no_args_is_help=True, help="Datasets jobs can read.")
 quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas.")
+runtime_app = typer.Typer(no_args_is_help=True, help="Recipe runtimes: build them ahead of time, list what is built.")
 app.add_typer(token_app, name="token")
 app.add_typer(user_app, name="user")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(quota_app, name="quota")
+app.add_typer(runtime_app, name="runtime")
 
 StateDir = Annotated[Path | None, typer.Option("--state-dir", help="console state directory (SQLite, runs, bundles)")]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="e.g. postgresql+psycopg://user@host/db")]
@@ -189,3 +191,70 @@ def quota_set(
         values["allowed_profiles"] = list(profile)
     result = _run(out, lambda: set_quota(db, settings, user, values))
     out.emit(result, lambda q: "\n".join(f"{k}: {v}" for k, v in q.items()))
+
+
+def _runtime_record(record: Any) -> dict[str, Any]:
+    return {**record.to_dict(), "interpreter": record.interpreter}
+
+
+@runtime_app.command("build")
+def runtime_build(
+    runtime_id: Annotated[str, typer.Argument(help="a runtime id of the served catalog, e.g. trl-1.10.0")],
+    kind: Annotated[str | None, typer.Option("--kind", help="cpu or gpu (default: gpu when the console's series "
+                                                            "have GPUs, else cpu)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="build again even when it is built")] = False,
+    state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False,
+) -> None:
+    """Build a recipe runtime into the console's runtime cache (no console needs to run); print its venv."""
+    from starforge.console.executors.local import detect_gpus
+    from starforge.console.runtime import load_served_catalog
+    from starforge.console.runtimes import (
+        KINDS,
+        BuildFailed,
+        Runtimes,
+        UnknownRuntime,
+        build_ahead,
+        default_kind,
+    )
+    from starforge.recipes import CatalogError
+
+    out = Output(as_json=as_json)
+    if kind is not None and kind not in KINDS:
+        out.abort(f"unknown kind {kind!r}", hint=f"--kind {' or --kind '.join(KINDS)}", code=EXIT_USAGE)
+    settings = _settings(state_dir or Path(".starforge-console"), None, config)
+    runtimes = Runtimes(settings.runtimes)
+    try:
+        catalog = load_served_catalog(settings)
+    except CatalogError as exc:
+        out.abort(f"the recipe catalog is invalid: {exc}")
+    chosen = kind or default_kind([*settings.capacity, *detect_gpus()], runtimes)
+    try:
+        record = build_ahead(runtimes, catalog, runtime_id, chosen, out.info, force=force)
+    except UnknownRuntime as exc:
+        out.abort(str(exc), hint="`sf recipe ls` shows the recipes; their runtime ids are in `sf recipe show`",
+                  code=EXIT_USAGE)
+    except BuildFailed as exc:
+        out.abort(f"the runtime {runtime_id} ({chosen}) could not be built: {exc}")
+    finally:
+        runtimes.shutdown()
+    out.emit(_runtime_record(record), lambda r: r["path"])
+
+
+@runtime_app.command("ls")
+def runtime_ls(state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False) -> None:
+    """List the runtimes built in the console's runtime cache."""
+    from starforge.console.runtimes import RuntimeCache
+
+    out = Output(as_json=as_json)
+    settings = _settings(state_dir or Path(".starforge-console"), None, config)
+    cache_dir = settings.runtimes.cache_dir
+    rows = [_runtime_record(r) for r in RuntimeCache(cache_dir).records()]
+
+    def human(data: dict[str, Any]) -> str:
+        if not data["runtimes"]:
+            return f"no runtime is built in {data['cache_dir']}"
+        return out.table([[r["runtime_id"], r["python"], r["kind"], r["torch"] or "-", f"{r['size'] / 1024**2:.0f} MiB",
+                           f"{r['seconds']:.0f} s", r["path"]] for r in data["runtimes"]],
+                         ["runtime", "python", "kind", "torch", "size", "build", "path"])
+
+    out.emit({"cache_dir": str(cache_dir), "runtimes": rows}, human)

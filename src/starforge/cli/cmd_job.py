@@ -25,7 +25,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
-    help="Follow and control jobs (ls, status, logs, metrics, spec, stop, cancel-all).",
+    help="Follow and control jobs (ls, status, logs, metrics, artifacts, spec, stop, cancel-all).",
 )
 
 EXIT_INTERRUPTED = 130
@@ -123,7 +123,16 @@ def _status_text(job: Job) -> str:
     ]
     if job.pipeline:
         lines.append(("pipeline", job.pipeline_progress))
+    reason = _reason(job)
+    if reason:
+        lines.append(("reason", reason))
     return "\n".join(f"{key:<10} {value}" for key, value in lines)
+
+
+def _reason(job: Job) -> str:
+    """Return why the job is where it is (the row's `message`: a failure's reason, a queue's wait), or ""."""
+    message = job.raw.get("message")
+    return " ".join(message.split()) if isinstance(message, str) else ""
 
 
 @app.command("status")
@@ -135,9 +144,10 @@ def status(job_id: IdArg, as_json: JsonOpt = False) -> None:
     out.emit(dict(job.raw), lambda _: _status_text(job))
 
 
-def _final_status(console: Console, job: Job, end: LogEvent) -> str:
-    """Return the job's final status: from the `end` event's data when it names one, else from the job row."""
-    from starforge.client import TERMINAL
+def _final_status(console: Console, job: Job, end: LogEvent) -> tuple[str, str]:
+    """Return the job's final status (from the `end` event's data when it names one, else from the job row) and
+    its reason (from the job row, read once the stream has ended; "" when the console gives none)."""
+    from starforge.client import TERMINAL, ConsoleError
 
     data = end.data.strip()
     try:
@@ -145,11 +155,16 @@ def _final_status(console: Console, job: Job, end: LogEvent) -> str:
     except ValueError:
         parsed = None
     status = parsed.get("status") if isinstance(parsed, dict) else None
+    try:
+        row: Job | None = console.job(job.ref)
+    except ConsoleError:
+        row = None
+    reason = _reason(row) if row is not None else ""
     if isinstance(status, str):
-        return status.lower()
+        return status.lower(), reason
     if data.lower() in TERMINAL:
-        return data.lower()
-    return console.job(job.ref).status
+        return data.lower(), reason
+    return (row.status if row is not None else ""), reason
 
 
 @app.command("logs")
@@ -160,7 +175,7 @@ def logs(
 ) -> None:
     """Follow a job's logs until it ends; exit 0 when it succeeded, 1 otherwise, 130 on Ctrl-C (the job keeps running)."""
     out = Output(as_json=as_json)
-    final = ""
+    final = reason = ""
     with console_session(out) as console:
         if job_id:
             job = console.resolve_job(job_id)
@@ -180,7 +195,7 @@ def logs(
                     sys.stdout.flush()
                     out.warn(event.data)
                 if event.event == "end":
-                    final = _final_status(console, job, event)
+                    final, reason = _final_status(console, job, event)
         except KeyboardInterrupt:
             sys.stdout.flush()
             out.info("")
@@ -190,11 +205,11 @@ def logs(
     from starforge.client import SUCCEEDED
 
     if as_json:
-        out.emit({"event": "status", "id": None, "data": final})
+        out.emit({"event": "status", "id": None, "data": final, "reason": reason})
     if final in SUCCEEDED:
         out.success(f"Job {job.ref} {final}")
         raise typer.Exit(EXIT_OK)
-    out.info(f"Job {job.ref} ended: {final or 'unknown status'}")
+    out.info(f"Job {job.ref} ended: {final or 'unknown status'}" + (f" — {reason}" if reason else ""))
     raise typer.Exit(EXIT_REFUSED)
 
 
@@ -285,3 +300,63 @@ def spec(job_id: IdArg, as_json: JsonOpt = False) -> None:
         job = console.resolve_job(job_id)
         admitted = console.jobspec(job.ref)
     out.emit(admitted, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
+
+
+def _size(value: Any) -> str:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "-"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{value} B"
+
+
+def _artifacts_text(out: Output, rows: Sequence[dict[str, Any]]) -> str | None:
+    if not rows:
+        return None
+    table = [[r.get("kind", ""), "-" if r.get("step") is None else r.get("step"), _size(r.get("size_bytes")),
+              r.get("path", "")] for r in rows]
+    return render_table(out, ["kind", "step", "size", "path"], table)
+
+
+@app.command("artifacts")
+def artifacts(
+    job_id: IdArg,
+    download: Annotated[str, typer.Option("--download", metavar="DIR",
+                                          help="fetch every artifact the console holds into DIR (its files keep "
+                                               "their paths inside the run's output folder)")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """List the artifacts a job registered (kind, step, size, path); with --download, fetch them (owner or admin)."""
+    from pathlib import Path
+
+    out = Output(as_json=as_json)
+    fetched: list[dict[str, Any]] = []
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+        rows = console.artifacts(job.ref)
+        if download:
+            target = Path(download)
+            if target.exists() and (not target.is_dir() or any(target.iterdir())):
+                out.abort(f"{target} exists and is not an empty folder", hint="download into a new folder",
+                          code=EXIT_USAGE)
+            done: list[str] = []
+            for row in sorted(rows, key=lambda r: str(r.get("path") or "")):
+                path = str(row.get("path") or "")
+                if not path or "://" in path or any(path.startswith(d.rstrip("/") + "/") or path == d for d in done):
+                    continue  # kept outside the console (s3://…), or inside a folder already fetched
+                done.append(path)
+                files = console.download_artifact(job.ref, path, target)
+                fetched.append({"path": path, "kind": row.get("kind", ""), "files": len(files)})
+    body: dict[str, Any] = {"job": job.ref, "artifacts": rows}
+    if download:
+        body.update(download=str(download), fetched=fetched)
+    out.emit(body, lambda _: _artifacts_text(out, rows))
+    if as_json:
+        return
+    if not rows:
+        out.info(f"Job {job.ref} has registered no artifacts.")
+    if download:
+        count = sum(f["files"] for f in fetched)
+        out.success(f"Downloaded {len(fetched)} artifact{'s' if len(fetched) != 1 else ''} ({count} files) "
+                    f"into {download}")

@@ -197,10 +197,14 @@ def submit(
     observability_url: Annotated[str, typer.Option("--observability-url",
                                                    help="tracker URL (recipes with external observability)")] = "",
     init_from: Annotated[str, typer.Option("--init-from", help="start from run/<run_id>/<kind>[@step=N]")] = "",
-    model: Annotated[str, typer.Option("--model", help="base model: an HF id or a cluster path (spec.model.base)")] = "",
+    model: Annotated[str, typer.Option("--model", help="base model: an HF id, or a folder of the console machine "
+                                                        "under its model_roots (spec.model.base)")] = "",
     corpus: Annotated[str, typer.Option("--corpus", help="reference corpus <owner>/<name>[@version]")] = "",
-    train_dataset: Annotated[str, typer.Option("--train-dataset",
-                                               help="training dataset <owner>/<name>@<version>")] = "",
+    train_dataset: Annotated[str, typer.Option("--train-dataset", metavar="REF[:PATH]",
+                                               help="training dataset <owner>/<name>@<version>, optionally :FILE "
+                                                    "inside it (`sf dataset ls`)")] = "",
+    val_dataset: Annotated[str, typer.Option("--val-dataset", metavar="REF[:PATH]",
+                                             help="validation dataset <owner>/<name>@<version>[:FILE]")] = "",
     plugin: Annotated[list[str] | None, typer.Option(
         "--plugin", metavar="ID@VERSION", help="a plugin pinned in the experiment's plugins.lock.json (repeatable)")] = None,
     then: Annotated[list[str] | None, typer.Option(
@@ -234,7 +238,8 @@ def submit(
         _upgrade_lock(out, exp_dir, cat, framework_version)
     options = SubmitOptions(
         profiles=tuple(profile), sets=tuple(set_ or ()), image=image, observability_url=observability_url,
-        init_from=init_from, corpus=corpus, train_dataset=train_dataset, plugins=tuple(plugin or ()),
+        init_from=init_from, corpus=corpus, train_dataset=train_dataset, val_dataset=val_dataset,
+        plugins=tuple(plugin or ()),
         then=tuple(then or ()), allow_dirty=allow_dirty, validate=not no_validate,
         framework_version=framework_version, model=model,
     )

@@ -29,7 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "whoami": ("starforge.cli.cmd_whoami", "Show the account you are logged in as", "Account"),
     "status": ("starforge.cli.cmd_status", "Identity, quota and usage, active jobs, cluster capacity, profiles", "Account"),
     "submit": ("starforge.cli.cmd_submit", "Build the JobSpec and bundle of an experiment and submit it", "Jobs"),
-    "job": ("starforge.cli.cmd_job", "Follow and control jobs (ls, status, logs, metrics, stop, cancel-all)", "Jobs"),
+    "job": ("starforge.cli.cmd_job", "Follow and control jobs (ls, status, logs, metrics, artifacts, stop)", "Jobs"),
+    "dataset": ("starforge.cli.cmd_dataset", "Push a file or folder as a dataset version; list datasets", "Jobs"),
     "console": ("starforge.cli.cmd_console", "Run and administer a console (up, token, user, corpus)", "Operate"),
     "mcp": ("starforge.cli.cmd_mcp", "Serve the StarForge MCP tools over stdio for a local agent", "Operate"),
 }

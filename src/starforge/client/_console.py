@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -13,7 +15,7 @@ import httpx
 
 from ._auth import refresh
 from ._config import Credentials, ForgeHome, normalise_server
-from ._errors import NotFound, NotLoggedIn, Rejected
+from ._errors import NotFound, NotLoggedIn, Rejected, error_from_response
 from ._http import Http, query
 from ._jobs import Job, find_exact, resolve
 from ._logs import follow_logs
@@ -29,6 +31,7 @@ from ._models import (
     User,
 )
 from ._sse import LogEvent
+from ._transfer import file_chunks, pack_path, unpack_archive
 
 __all__ = ["Console"]
 
@@ -232,6 +235,53 @@ class Console:
     def metrics(self, ref: str) -> Metrics:
         """Return the metric series job `ref` reported (`GET /api/jobs/{ref}/metrics`)."""
         return Metrics.from_body(self._get(f"/api/jobs/{_segment(ref)}/metrics"))
+
+    def artifacts(self, ref: str) -> list[dict[str, Any]]:
+        """Return what job `ref` registered: `{kind, path, format, step, size_bytes, ref}` rows, in order."""
+        rows = self._get(f"/api/jobs/{_segment(ref)}/artifacts").get("artifacts")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def download_artifact(self, ref: str, path: str, dest: str | Path) -> list[str]:
+        """Fetch the artifact `path` of job `ref` (a file or a folder, as a gzip tar) and unpack it safely under
+        `dest`, keeping its path inside the run's output folder; return the files written (owner or admin only)."""
+        url = f"/api/jobs/{_segment(ref)}/artifacts/download" + query(path=path)
+        with tempfile.TemporaryFile() as spool:
+            with self._http.stream(url, token=self._bearer()) as response:
+                if not response.is_success:
+                    response.read()
+                    raise error_from_response(response.status_code, response.content)
+                for chunk in response.iter_bytes():
+                    spool.write(chunk)
+            spool.seek(0)
+            return unpack_archive(spool, Path(dest))
+
+    # datasets
+    def datasets(self) -> list[dict[str, Any]]:
+        """Return the datasets this account may read (own, public, granted), versions newest first."""
+        rows = self._get("/api/datasets").get("datasets")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def dataset(self, ref: str) -> dict[str, Any]:
+        """Return one dataset version you may read, `owner/name[@version]` (the newest by default):
+        `{id, version, visibility, total_bytes, files: [{name, size}], versions}`."""
+        head, _, version = ref.partition("@")
+        owner, _, name = head.partition("/")
+        return self._get(f"/api/datasets/{_segment(owner)}/{_segment(name)}" + query(version=version or None))
+
+    def push_dataset(self, path: str | Path, name: str, version: str, *, public: bool = False,
+                     owner: str | None = None) -> dict[str, Any]:
+        """Upload the file or folder `path` as dataset `name@version` (in `owner`'s namespace, the caller's by
+        default) and return `{ref, id, version, visibility, files, total_bytes}`; a pushed version is immutable
+        (re-pushing it raises `ConsoleError` with status 409)."""
+        packed = pack_path(Path(path))
+        with packed.handle:
+            url = "/api/datasets/push" + query(name=name, version=version, owner=owner or None,
+                                               visibility="public" if public else "private")
+            response = self._http.send("POST", url, token=self._bearer(), content=file_chunks(packed.handle),
+                                       headers={"Content-Type": "application/gzip",
+                                                "Content-Length": str(packed.size)},
+                                       read_timeout=max(self._http.timeouts.submit, 600.0))
+            return self._http.object_of(response)
 
     def jobspec(self, ref: str) -> dict[str, Any]:
         """Return the admitted JobSpec of job `ref`, owner stamped (`GET /api/jobs/{ref}/jobspec`)."""

@@ -66,7 +66,7 @@ class Http:
         *,
         token: str | None = None,
         json_body: Any = None,
-        content: bytes | None = None,
+        content: bytes | Iterator[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
     ) -> httpx.Response:

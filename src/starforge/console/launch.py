@@ -4,14 +4,20 @@
 overrides by declared path, plan environment, artifact globs), written as `.starforge/launch.json`. `prepare_run`
 lays out `runs/<user>/<exp>/<run_id>/{work,out,logs}`, unpacks the bundle into `work/` as hostile input, writes the
 spec and the plan under `work/.starforge/`, copies plugins in, names the read-only inputs the executor mounts (corpus,
-init_from checkpoint, framework checkout), and builds the job's environment with `starforge.contract.spec_to_env`
-— the single spec-to-environment mapping. Every path the job is told about is a path of the executor's job view
-(`JobPaths`): inside the sandbox, none of them names the console's state folder.
+init_from checkpoint, datasets, a cluster-path base model, framework checkout), and builds the job's environment
+with `starforge.contract.spec_to_env` — the single spec-to-environment mapping. Every path the job is told about
+is a path of the executor's job view (`JobPaths`): inside the sandbox, none of them names the console's state folder.
+
+A job runs `forge-launch` on its runtime's interpreter: a built runtime's (`runtimes.JobRuntime`: its venv, with
+the StarForge copy on PYTHONPATH), else the console's own; the plan's `{python}` is that interpreter. Every job
+gets its account's hub cache (`HF_HOME`, `<runtimes.hub_cache>/<user>`) read-write.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import os
 import shutil
 import sys
@@ -21,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..bundle import BundleLimits, UnsafeBundle, extract_bundle
-from ..contract import Binding, BindingError, JobSpec, dumps, spec_to_env
+from ..contract import Binding, BindingError, JobSpec, dumps, is_cluster_path, spec_to_env
 from ..recipes import Recipe, param_overrides
+from ..safeyaml import YamlRefused, load_yaml_bounded
 from ..wire import (
     INGEST_ROOT,
     JOBSPEC_FILE,
@@ -31,18 +38,22 @@ from ..wire import (
     ArtifactGlobs,
     ConfigPlan,
     Entrypoint,
+    InputBinding,
     LaunchPlan,
     Override,
     PlanFramework,
     PlanRecipe,
-    override_style,
+    carries_document,
+    entry_shim,
     takes_config_option,
 )
 from .executors import JobPaths, LaunchRequest, Limits, Mount
 from .runtime import Runtime
+from .runtimes import JobRuntime
 from .services.bundles import bundle_path
+from .services.model_paths import resolve_model_folder
 
-__all__ = ["LaunchFailure", "compile_plan", "prepare_run", "run_dir_of"]
+__all__ = ["Inputs", "LaunchFailure", "compile_plan", "job_inputs", "prepare_run", "run_dir_of"]
 
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
 INIT_FROM_INPUT = "init_from"
@@ -59,6 +70,22 @@ class Inputs:
     init_from: str = ""
     corpus: str = ""
     plugins: tuple[tuple[str, str], ...] = ()  # (leaf, directory)
+    train_data: str = ""  # the training dataset's folder (spec.data.train.dataset), shown read-only
+    val_data: str = ""  # the validation dataset's folder (spec.data.validation.dataset), shown read-only
+
+
+def _asset(resolved: dict[str, Any], field: str) -> str:
+    return next((path for key, path in resolved.get("assets", {}).items()
+                 if key.startswith(f"{field}=") and path), "")
+
+
+def job_inputs(spec: JobSpec, resolved: dict[str, Any]) -> Inputs:
+    """Return the launch inputs of a job from what admission resolved (`jobs.resolved_json`)."""
+    plugins = tuple((p.leaf, path) for p, path in zip(spec.spec.plugins, resolved.get("plugins", []), strict=False)
+                    if path)
+    return Inputs(init_from=resolved.get("init_from", ""), corpus=_asset(resolved, "spec.data.corpus"),
+                  plugins=plugins, train_data=_asset(resolved, "spec.data.train.dataset"),
+                  val_data=_asset(resolved, "spec.data.validation.dataset"))
 
 
 def run_dir_of(state_dir: Path, username: str, exp: str, run_id: str) -> Path:
@@ -93,20 +120,35 @@ def compile_plan(
     spec: JobSpec, recipe: Recipe, *, run_id: str, work: Path, action: str = "", init_from: str = "",
     framework_dir: str = "",
 ) -> LaunchPlan:
-    """Return the launch plan of a job (or of one of its lifecycle actions)."""
+    """Return the launch plan of a job (or of one of its lifecycle actions).
+
+    The job itself gets the recipe's config mode: the experiment's `config.yaml` as `--config` (modes that take
+    it), or read here into `config.document` (modes that write or flatten it); the hyperparameters as overrides at
+    their paths; the recipe's `adapter_options.bindings` (job input → config path); and, for a mode with an entry
+    shim, `{python} -m <shim> <module>`. A lifecycle action runs its entrypoint as it is.
+    """
     s = spec.spec
     exp = s.source.exp
     argv, kind = _argv(spec, recipe, work, action, framework_dir)
-    mode = str(recipe.adapter_options.get("config_mode", "") or "")
+    entry_value = argv[-1]
+    mode = str(recipe.adapter_options.get("config_mode", "") or "") if not action else ""
     config_path = f"{exp}/config.yaml" if (work / exp / "config.yaml").is_file() else ""
     overrides: list[Override] = []
-    if not action:
+    document: dict[str, Any] | None = None
+    bindings: tuple[InputBinding, ...] = ()
+    if mode:
         if config_path and takes_config_option(mode) and kind != "experiment":
             argv += ["--config", config_path]
+        if carries_document(mode):
+            document = _config_document(work / config_path) if config_path else {}
+        shim = entry_shim(mode)
+        if shim and kind == "module":
+            argv[1:2] = ["-m", shim]  # `{python} -m SHIM MODULE`: the shim runs MODULE after installing itself
         overrides = [Override(p, v) for p, v in param_overrides(s.hyperparams, recipe, s.framework.version)]
         init_key = str(recipe.adapter_options.get("init_from_key", "") or "")
-        if init_from and init_key and override_style(mode) is not None:
+        if init_from and init_key:
             overrides.append(Override(init_key, init_from))  # the recipe's configured key
+        bindings = _bindings(recipe, skip=init_key if init_from else "")
     env = {"FORGE_INIT_FROM": init_from} if init_from else {}
     if s.framework.observability_url:
         env["FORGE_EXTERNAL_OBSERVABILITY_URL"] = s.framework.observability_url
@@ -115,12 +157,52 @@ def compile_plan(
         action=action,
         recipe=PlanRecipe(s.recipe.name, s.recipe.version, s.recipe.digest),
         framework=PlanFramework(s.framework.kind, s.framework.version, s.framework.runtime_id),
-        entrypoint=Entrypoint(kind, argv[-1]),
+        entrypoint=Entrypoint(kind, entry_value),
         argv=tuple(argv),
-        config=ConfigPlan(mode if overrides else "", config_path, tuple(overrides)),
+        config=ConfigPlan(mode, config_path, tuple(overrides), document, bindings),
         env=env,
         artifacts=_artifact_globs(recipe.artifacts),
     )
+
+
+_MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _config_document(file: Path) -> dict[str, Any]:
+    """Return the experiment's config file as JSON values (read with the bounded YAML reader), or fail the launch."""
+    where = f"{file.parent.name}/{file.name}"
+    try:
+        loaded = load_yaml_bounded(file.read_text(encoding="utf-8-sig"), max_bytes=_MAX_CONFIG_BYTES, what=where)
+    except (OSError, UnicodeDecodeError, YamlRefused) as exc:
+        raise LaunchFailure(f"cannot read the experiment's {where}: {exc}") from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise LaunchFailure(f"the experiment's {where} must be a mapping of settings, not a {type(loaded).__name__}")
+    return _json_config(loaded, where)
+
+
+def _json_config(value: Any, where: str) -> Any:
+    """Return a loaded YAML value as JSON: dates as ISO text, keys as text; non-finite numbers fail the launch."""
+    if isinstance(value, dict):
+        return {str(k): _json_config(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_config(v, f"{where}.{i}") for i, v in enumerate(value)]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise LaunchFailure(f"{where} is {value}: a framework config passed by StarForge holds finite numbers only")
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise LaunchFailure(f"{where} holds a {type(value).__name__}, which a launch plan cannot carry")
+
+
+def _bindings(recipe: Recipe, *, skip: str) -> tuple[InputBinding, ...]:
+    """Return the recipe's `adapter_options.bindings` (validated with the manifest), but not the path `skip`."""
+    raw = recipe.adapter_options.get("bindings")
+    if not isinstance(raw, dict):
+        return ()
+    return tuple(InputBinding(str(name), str(path)) for name, path in raw.items() if path and path != skip)
 
 
 def _artifact_globs(section: Mapping[str, Any]) -> ArtifactGlobs:
@@ -150,31 +232,72 @@ def _producing_out(state_dir: Path, path: Path) -> Path | None:
     return runs.joinpath(*parts[:4])
 
 
-def _runner_command() -> tuple[str, ...]:
+# `del sys.path[0]` first: the working directory is the job's bundle, which must not shadow the runner
+_RUNNER = "import sys; del sys.path[0]; from starforge.runner.launch import main; sys.exit(main())"
+
+
+def _runner_command(runtime: JobRuntime | None) -> tuple[str, ...]:
+    if runtime is not None:
+        return (runtime.python, "-c", _RUNNER)
     script = Path(sys.executable).with_name("forge-launch")
     if script.is_file():
         return (str(script),)
-    # `del sys.path[0]` first: the working directory is the job's bundle, which must not shadow the runner
-    return (sys.executable, "-c", "import sys; del sys.path[0]; from starforge.runner.launch import main; "
-            "sys.exit(main())")
+    return (sys.executable, "-c", _RUNNER)
 
 
-def _base_env(paths: JobPaths) -> dict[str, str]:
+def _base_env(paths: JobPaths, runtime: JobRuntime | None) -> dict[str, str]:
     env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
     if paths.home:
         env["HOME"] = paths.home
     if paths.tmp:
         env["TMPDIR"] = paths.tmp
     env["PYTHONUNBUFFERED"] = "1"
+    if runtime is not None:  # the runtime's venv first on PATH, and the StarForge copy it imports
+        env["VIRTUAL_ENV"] = str(runtime.venv)
+        env["PATH"] = f"{runtime.venv}/bin:{env.get('PATH', '/usr/bin:/bin')}"
+        env["PYTHONPATH"] = runtime.pythonpath
     return env
+
+
+def _hub_cache(rt: Runtime, username: str, paths: JobPaths) -> Mount:
+    """Return the account's hub cache (created on first use), shown read-write to its jobs only."""
+    root = rt.settings.runtimes.hub_cache
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)  # one folder per account inside; nobody else on the machine reads them
+    folder = root / username
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return paths.place_cache("hf", folder)
+
+
+def _target(mount: Mount | None) -> str:
+    return mount.target if mount is not None else ""
+
+
+def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) -> dict[str, Mount | None]:
+    """Return the read-only mounts of the job's model and data: `model` (a cluster-path base model, asked again
+    under the console's `model_roots` and bound to its root), `train` and `validation` (dataset folders)."""
+    found: dict[str, Mount | None] = {"model": None, "train": None, "validation": None}
+    base = spec.spec.model.base
+    if base and is_cluster_path(base):
+        folder = resolve_model_folder(base, rt.settings.model_roots, rt.settings.state_dir)
+        if not folder.ok:
+            raise LaunchFailure(f"the base model cannot be shown to the job: {folder.refusal}")
+        found["model"] = paths.place("model", Path(folder.path), within=Path(folder.root))
+    for key, folder_path in (("train", inputs.train_data), ("validation", inputs.val_data)):
+        if folder_path:
+            if not Path(folder_path).is_dir():
+                raise LaunchFailure(f"the {key} dataset's files are gone from the console; push it again")
+            found[key] = paths.place(f"data-{key}", Path(folder_path))
+    return found
 
 
 def prepare_run(
     rt: Runtime, *, spec: JobSpec, recipe: Recipe, run_id: str, username: str, profile: str, package_sha: str,
     inputs: Inputs, run_token: str, job_paths: Callable[[Path], JobPaths], action: str = "", parent_id: str = "",
-    devices: dict[str, int] | None = None, limits: Limits | None = None,
+    devices: dict[str, int] | None = None, limits: Limits | None = None, runtime: JobRuntime | None = None,
 ) -> LaunchRequest:
-    """Lay out the run directory, write the spec and plan, and return what the executor must start."""
+    """Lay out the run directory, write the spec and plan, and return what the executor must start (on `runtime`,
+    a built one, or on the console's interpreter when None)."""
     run_dir = run_dir_of(rt.settings.state_dir, username, spec.spec.source.exp, run_id)
     paths = job_paths(run_dir)
     work, out, logs = run_dir / "work", run_dir / "out", run_dir / "logs"
@@ -202,6 +325,8 @@ def prepare_run(
         checkpoint = paths.place(INIT_FROM_INPUT, Path(inputs.init_from), within=producing_out)
         mounts.append(checkpoint)
         init_from = checkpoint.target
+    data_mounts = _data_mounts(rt, spec, inputs, paths)
+    mounts.extend(m for m in data_mounts.values() if m is not None)
     for leaf, plugin_dir in inputs.plugins:
         target = work / "forge_plugins" / leaf
         if not target.exists():
@@ -223,14 +348,19 @@ def prepare_run(
         num_nodes=sum(p.nodes for p in pools) if pools else None,
         gpus_per_node=max(p.gpus_per_node for p in pools) if pools else None,
         storage_root=paths.storage_root, docs_dir=docs_dir, passthrough=dict(rt.settings.passthrough_env),
+        model_dir=_target(data_mounts["model"]), train_data_dir=_target(data_mounts["train"]),
+        val_data_dir=_target(data_mounts["validation"]),
         ingest_endpoint=f"{rt.settings.base_url}{INGEST_ROOT}", ingest_token=run_token, train_run_id=parent_id,
     )
     try:
-        env = {**_base_env(paths), **spec_to_env(spec, binding)}
+        env = {**_base_env(paths, runtime), **spec_to_env(spec, binding)}
     except BindingError as exc:
         raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
+    hub = _hub_cache(rt, username, paths)
+    env.setdefault("HF_HOME", hub.target)  # an operator's passthrough HF_HOME wins
     env["FORGE_WORK_DIR"] = paths.work
     env["FORGE_EXP_DIR"] = f"{paths.work}/{spec.spec.source.exp.rstrip('/')}"  # the custom/custom template needs it
-    argv = (*_runner_command(), "--workdir", paths.work)
+    argv = (*_runner_command(runtime), "--workdir", paths.work)
     return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=paths.work,
-                         devices=dict(devices or {}), mounts=tuple(mounts), limits=limits or Limits())
+                         devices=dict(devices or {}), mounts=tuple(mounts), limits=limits or Limits(),
+                         owner=username, runtime=runtime.paths if runtime else (), caches=(hub,))

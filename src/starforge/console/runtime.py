@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .runtimes import Runtimes
 from .settings import Settings
 from .store import Database
 
@@ -38,10 +39,12 @@ class Runtime:
     background: list[Any] = field(default_factory=list)
     capacity: dict[str, int] = field(default_factory=dict)
     isolation: Any = None  # executors.isolation.Isolation, prepared (and checked) when the console starts
+    runtimes: Runtimes = field(init=False)  # recipe runtimes: plans, the cache, the build workers
 
     def __post_init__(self) -> None:
         if not self.capacity:
             self.capacity = dict(self.settings.capacity)
+        self.runtimes = Runtimes(self.settings.runtimes)
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted

@@ -4,7 +4,10 @@ One cycle, in three phases (each logs its duration):
 1. place: under the capacity lock, take every waiting job in queue order (quota priority, then submission time),
    decide on a snapshot with `capacity.decide` (pure), assume each placement, and commit the new statuses at once;
 2. launch: claim placed jobs with a lease (owner, token, expiry), prepare their run directory and start them on
-   the executor; on failure undo the placement (requeue with the reason) or fail the job if it can never start;
+   the executor; on failure undo the placement (requeue with the reason) or fail the job if it can never start.
+   A job whose recipe runtime is not built yet is `preparing`: its build runs on a worker thread of `Runtimes`
+   (one build per runtime, its output in the job's log) and a later cycle starts the job on it, or fails the job
+   with the installer's error; the scheduler thread never waits for a build;
 3. watch: poll running jobs, deliver stop requests (SIGTERM, then SIGKILL after the grace period), record the final
    status, release capacity and create the follow-up jobs of a successful run.
 """
@@ -16,6 +19,7 @@ import logging
 import secrets
 import threading
 import time
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,12 +27,14 @@ from sqlalchemy import or_, select
 
 from ..contract import parse_or_raise
 from .executors import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
-from .launch import Inputs, LaunchFailure, prepare_run
+from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
 from .runtime import Runtime
+from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
 from .services import accounts
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
 from .services.jobs import WAITING, set_status
+from .services.logs import log_path
 from .services.quota import get_quota, quotas_for
 from .store.models import Job, Token
 
@@ -36,12 +42,28 @@ __all__ = ["BackgroundLoop", "Scheduler"]
 
 log = logging.getLogger("starforge.scheduler")
 LEASE_SECONDS = 120.0
+REASON_CHARS = 2000  # a failed build's reason: the installer's error lines, bounded
 
 
 @dataclass(frozen=True)
 class _Claim:
     job_id: str
     token: str
+
+
+@dataclass(frozen=True)
+class _Build:
+    """A `preparing` job of this console: the build its runtime waits for."""
+
+    claim: _Claim
+    spec: RuntimeSpec
+    future: Future[RuntimeRecord]
+
+
+def build_failure(spec: RuntimeSpec, exc: BaseException) -> str:
+    """Return a failed build's reason for its jobs: the runtime, then the installer's error, bounded."""
+    text = f"the runtime {spec.label} could not be built: {exc}"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
 class Scheduler:
@@ -52,6 +74,7 @@ class Scheduler:
         self.executor = executor
         self.owner = f"console-{secrets.token_hex(4)}"
         self._signalled: set[str] = set()
+        self._preparing: dict[str, _Build] = {}  # job id -> the build its runtime waits for (scheduler thread only)
 
     # phase 1 -------------------------------------------------------------------------------------------------
     def place(self) -> int:
@@ -115,34 +138,106 @@ class Scheduler:
         return claims
 
     def launch(self) -> int:
-        """Start every placed job this console could claim; return how many started."""
-        started = 0
+        """Start the prepared jobs whose runtime is built, then every placed job this console could claim."""
+        started = self._advance_preparing()
         for claim in self._claim():
+            started += self._launch(claim)
+        return started
+
+    def _launch(self, claim: _Claim, built: RuntimeRecord | None = None) -> int:
+        """Start one claimed job (on `built`, or on the runtime its plan names); return 1 when it started.
+
+        A job whose runtime must be built first becomes `preparing` instead, and 0 is returned.
+        """
+        try:
+            if built is None:
+                spec = self._runtime_plan(claim)
+                built = self.rt.runtimes.ready(spec) if spec is not None else None
+                if spec is not None and built is None:
+                    self._start_build(claim, spec)
+                    return 0
+            runtime = self.rt.runtimes.job_runtime(built) if built is not None else None
+            request = self._prepare(claim, runtime)
+            ref = self.executor.submit(request)
+        except (LaunchFailure, JobRefused) as exc:
+            self._finish_claim(claim, status="failed", reason=str(exc))
+            return 0
+        except ExecutorError as exc:
+            self._finish_claim(claim, status="queued", reason=f"executor unavailable: {exc}; requeued",
+                               waiting_for="capacity")
+            return 0
+        except Exception as exc:  # never leave a claimed job `submitted` forever: it fails with the cause
+            log.exception("job %s could not be launched", claim.job_id)
+            self._finish_claim(claim, status="failed",
+                               reason=f"the job could not be launched: {type(exc).__name__}: {exc}")
+            return 0
+        with self.rt.db.write() as db:
+            job = db.get(Job, claim.job_id)
+            if job is None or job.lease_token != claim.token or job.status not in ("submitted", "preparing"):
+                self.executor.stop(ref, 0)  # someone else owns it now (or it was stopped): never run twice
+                return 0
+            job.executor_ref = ref
+            job.run_dir = str(request.run_dir)
+            job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
+            on = f" on runtime {runtime.label}" if runtime is not None else ""
+            set_status(db, job, "running", reason=f"started on the {self.executor.name} executor{on}")
+        return 1
+
+    def _runtime_plan(self, claim: _Claim) -> RuntimeSpec | None:
+        """Return the runtime a claimed job needs built (None: it runs on the console's interpreter)."""
+        with self.rt.db.read() as db:
+            job = db.get(Job, claim.job_id)
+            assert job is not None
+            spec = parse_or_raise(json.loads(job.spec_json))
+            series = list(json.loads(job.series_gpus or "{}"))
+        recipe = self.rt.catalog.get(spec.spec.recipe.name)
+        if recipe is None:
+            raise LaunchFailure(f"recipe {spec.spec.recipe.name} is no longer in the served catalog")
+        version = spec.spec.framework.version or recipe.runtime.default_version
+        kind = job_kind(series, self.rt.settings.runtimes)
+        return self.rt.runtimes.plan(recipe, version, kind).spec
+
+    def _start_build(self, claim: _Claim, spec: RuntimeSpec) -> None:
+        """Make a claimed job `preparing` and build (or join the build of) its runtime on a worker thread."""
+        with self.rt.db.write() as db:
+            job = db.get(Job, claim.job_id)
+            if job is None or job.lease_token != claim.token or job.status != "submitted":
+                return
+            exp = parse_or_raise(json.loads(job.spec_json)).spec.source.exp  # the folder `prepare_run` lays out
+            run_dir = run_dir_of(self.rt.settings.state_dir, job.username, exp, job.id)
+            log_file = log_path(run_dir)
+            log_file.parent.mkdir(parents=True, exist_ok=True)  # the build writes into the job's log from now on
+            job.run_dir = str(run_dir)  # `sf job logs` shows the build while the job prepares
+            set_status(db, job, "preparing", reason=f"building runtime {spec.label}")
+        future = self.rt.runtimes.prepare(spec, log_file)
+        self._preparing[claim.job_id] = _Build(claim, spec, future)
+        future.add_done_callback(lambda _done: self.rt.wake())
+        log.info("job %s: preparing runtime %s", claim.job_id, spec.label)
+
+    def _advance_preparing(self) -> int:
+        """Start the preparing jobs whose build finished, fail those whose build failed; return how many started."""
+        if not self._preparing:
+            return 0
+        with self.rt.db.read() as db:
+            rows = db.execute(select(Job.id, Job.status, Job.lease_token)
+                              .where(Job.id.in_(list(self._preparing)))).all()
+        current = {job_id: (status, token) for job_id, status, token in rows}
+        started = 0
+        for job_id, build in list(self._preparing.items()):
+            if current.get(job_id) != ("preparing", build.claim.token):
+                del self._preparing[job_id]  # stopped while preparing (the build goes on for others and the cache)
+                continue
+            if not build.future.done():
+                continue
+            del self._preparing[job_id]
             try:
-                request = self._prepare(claim)
-                ref = self.executor.submit(request)
-            except (LaunchFailure, JobRefused) as exc:
-                self._finish_claim(claim, status="failed", reason=str(exc))
+                record = build.future.result()
+            except CancelledError:  # the console is stopping: the next one builds again (see `reconcile`)
                 continue
-            except ExecutorError as exc:
-                self._finish_claim(claim, status="queued", reason=f"executor unavailable: {exc}; requeued",
-                                   waiting_for="capacity")
+            except Exception as exc:
+                self._finish_claim(build.claim, status="failed", reason=build_failure(build.spec, exc))
                 continue
-            except Exception as exc:  # never leave a claimed job `submitted` forever: it fails with the cause
-                log.exception("job %s could not be launched", claim.job_id)
-                self._finish_claim(claim, status="failed",
-                                   reason=f"the job could not be launched: {type(exc).__name__}: {exc}")
-                continue
-            with self.rt.db.write() as db:
-                job = db.get(Job, claim.job_id)
-                if job is None or job.lease_token != claim.token or job.status != "submitted":
-                    self.executor.stop(ref, 0)  # someone else owns it now (or it was stopped): never run twice
-                    continue
-                job.executor_ref = ref
-                job.run_dir = str(request.run_dir)
-                job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
-                set_status(db, job, "running", reason=f"started on the {self.executor.name} executor")
-                started += 1
+            started += self._launch(build.claim, record)
         return started
 
     def _finish_claim(self, claim: _Claim, *, status: str, reason: str, waiting_for: str = "") -> None:
@@ -156,7 +251,7 @@ class Scheduler:
                 _revoke_run_tokens(db, job.id)
         log.warning("job %s: %s", claim.job_id, reason)
 
-    def _prepare(self, claim: _Claim) -> LaunchRequest:
+    def _prepare(self, claim: _Claim, runtime: JobRuntime | None) -> LaunchRequest:
         with self.rt.db.write() as db:
             job = db.get(Job, claim.job_id)
             assert job is not None
@@ -171,24 +266,20 @@ class Scheduler:
         recipe = self.rt.catalog.get(spec.spec.recipe.name)
         if recipe is None:
             raise LaunchFailure(f"recipe {spec.spec.recipe.name} is no longer in the served catalog")
-        corpus = next((path for key, path in resolved.get("assets", {}).items()
-                       if key.startswith("spec.data.corpus=") and path), "")
-        plugins = tuple((p.leaf, path) for p, path in zip(spec.spec.plugins, resolved.get("plugins", []), strict=False)
-                        if path)
-        inputs = Inputs(init_from=resolved.get("init_from", ""), corpus=corpus, plugins=plugins)
+        inputs = job_inputs(spec, resolved)
         hours = [h for h in (self.rt.settings.profile_max_hours.get(profile, 0.0), quota_hours) if h > 0]
         limits = Limits(wall_seconds=min(hours) * 3600 if hours else None)  # the profile's or the quota's, shorter
         return prepare_run(self.rt, spec=spec, recipe=recipe, run_id=run_id, username=username, profile=profile,
                            package_sha=package_sha, inputs=inputs, run_token=token, action=action,
                            parent_id=parent_id, devices=series_gpus, job_paths=self.executor.job_paths,
-                           limits=limits)
+                           limits=limits, runtime=runtime)
 
     # phase 3 -------------------------------------------------------------------------------------------------
     def watch(self) -> int:
         """Poll running jobs, deliver stops and record final statuses; return how many ended."""
         with self.rt.db.write() as db:
-            for job in db.scalars(select(Job).where(Job.status == "submitted", Job.stop_requested.is_(True),
-                                                    Job.executor_ref == "")):
+            for job in db.scalars(select(Job).where(Job.status.in_(("submitted", "preparing")),
+                                                    Job.stop_requested.is_(True), Job.executor_ref == "")):
                 set_status(db, job, "stopped", reason=f"{job.stop_reason or 'stopped on request'} before it started")
         with self.rt.db.read() as db:
             running = [(j.id, j.executor_ref, j.stop_requested) for j in
@@ -230,7 +321,16 @@ class Scheduler:
         self._signalled.discard(job_id)
 
     def reconcile(self) -> None:
-        """After a restart: re-attach live jobs and finish the ones that ended or vanished while we were away."""
+        """After a restart: re-attach live jobs and finish the ones that ended or vanished while we were away.
+
+        Jobs left `preparing` are placed again (`submitted`): the next cycle builds their runtime again, or finds
+        it built (the cache is on disk; an interrupted build is removed and started over).
+        """
+        with self.rt.db.write() as db:
+            for job in db.scalars(select(Job).where(Job.status == "preparing", Job.executor_ref == "")):
+                job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
+                set_status(db, job, "submitted", reason="the console restarted while the job's runtime was built; "
+                                                        "preparing it again")
         with self.rt.db.read() as db:
             refs = {j.executor_ref: j.id for j in db.scalars(select(Job).where(Job.status == "running"))
                     if j.executor_ref}

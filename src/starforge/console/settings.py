@@ -11,8 +11,9 @@ from typing import Any
 from starforge.contract import ProfileEntry
 
 from .executors.isolation import IsolationConfig
+from .runtimes.config import RuntimeSettings, runtime_settings_from
 
-__all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings"]
+__all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
 
 
 class SettingsError(ValueError):
@@ -54,6 +55,17 @@ def _default_capacity() -> dict[str, int]:
     return {"cpu": max(1, os.cpu_count() or 1)}
 
 
+def user_cache_dir() -> Path:
+    """Return StarForge's folder in the user cache: `$XDG_CACHE_HOME/starforge`, else `~/.cache/starforge`."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if base.strip() else Path.home() / ".cache").expanduser().resolve() / "starforge"
+
+
+def _default_runtimes() -> RuntimeSettings:
+    cache = user_cache_dir()
+    return RuntimeSettings(cache_dir=cache / "runtimes", hub_cache=cache / "hub")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the console needs to run; `create_app(settings)` builds the application from it."""
@@ -70,6 +82,7 @@ class Settings:
     quota: QuotaDefaults = field(default_factory=QuotaDefaults)
     max_bundle_bytes: int = 512 * 1024 * 1024
     max_bundle_files: int = 20_000
+    max_dataset_bytes: int = 8 * 1024**3  # one pushed dataset's upload (gzip tar), spooled to disk
     access_token_ttl: int = 3600
     refresh_token_ttl: int = 30 * 24 * 3600
     device_code_ttl: int = 900
@@ -83,6 +96,8 @@ class Settings:
     profile_max_hours: dict[str, float] = field(default_factory=dict)  # wall-time limit per profile (`max_hours`)
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
+    model_roots: tuple[str, ...] = ()  # folders whose sub-folders `spec.model.base` may name (none: no cluster paths)
+    runtimes: RuntimeSettings = field(default_factory=_default_runtimes)  # recipe runtimes and the hub cache
     run_background: bool = True
     config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
@@ -177,6 +192,14 @@ def _local_executor(raw: Any) -> IsolationConfig:
     return replace(IsolationConfig(), **values)
 
 
+def _model_roots(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(v, str) and v.startswith("/") and "\x00" not in v for v in raw):
+        raise SettingsError("model_roots: must be a list of absolute folder paths, e.g. [/srv/models]")
+    return tuple(os.path.normpath(v) for v in raw)
+
+
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Return settings from defaults, then the YAML `config_file`, then non-None keyword `overrides`."""
     values: dict[str, Any] = {}
@@ -202,7 +225,18 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     unknown = set(values) - known
     if unknown:
         raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
-    return Settings(**values)
+    settings = Settings(**values)
+    _check_caches(settings)
+    return settings
+
+
+def _check_caches(settings: Settings) -> None:
+    """Refuse caches inside the state folder (jobs see caches, never the state) or holding it."""
+    state = settings.state_dir
+    for key, path in (("cache_dir", settings.runtimes.cache_dir), ("hub_cache", settings.runtimes.hub_cache)):
+        if path == state or path.is_relative_to(state) or state.is_relative_to(path):
+            raise SettingsError(f"runtimes.{key}: {path} must lie outside the state directory {state} (jobs are "
+                                "shown the caches, and must never see the state directory)")
 
 
 def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
@@ -236,6 +270,13 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
                 raise SettingsError("capacity: must map series names to slot counts (integers ≥ 0)")
             out["capacity"] = {str(k): int(v) for k, v in value.items()}
+        elif key == "model_roots":
+            out["model_roots"] = _model_roots(value)
+        elif key == "runtimes":
+            try:
+                out["runtimes"] = runtime_settings_from(value, _default_runtimes())
+            except ValueError as exc:
+                raise SettingsError(str(exc)) from exc
         elif key == "image_allowlist":
             out["image_allowlist"] = None if value is None else tuple(str(v) for v in value)
         else:

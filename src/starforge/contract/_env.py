@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from ._model import JobSpec
+from ._grammar import is_cluster_path
+from ._model import DataSplit, JobSpec
 
 __all__ = ["RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
 
@@ -53,6 +54,9 @@ class Binding:
     storage_root: str = ""
     shared_caches: bool = False
     docs_dir: str = ""
+    model_dir: str = ""  # the job's read-only view of a cluster-path base model (`spec.model.base` starting with /)
+    train_data_dir: str = ""  # the job's read-only view of the training dataset's folder
+    val_data_dir: str = ""  # the job's read-only view of the validation dataset's folder
     passthrough: Mapping[str, str] = field(default_factory=dict)
     secrets_file: str = ""
     inline_secrets: Mapping[str, str] = field(default_factory=dict)
@@ -113,6 +117,11 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
             env["HF_HOME"] = f"{root}/cache/hf"
     if s.data.corpus:
         env["DOCS_DIR"] = binding.docs_dir
+    if s.model.base:
+        # a hub id travels as it is; a cluster path only as the job's view of it, never as the host's path
+        env["FORGE_MODEL"] = binding.model_dir if is_cluster_path(s.model.base) else s.model.base
+    env["FORGE_TRAIN_DATA"] = _data_path(s.data.train, binding.train_data_dir)
+    env["FORGE_VAL_DATA"] = _data_path(s.data.validation, binding.val_data_dir)
     # 5 passthrough: overrides earlier values, identity included
     for key, value in binding.passthrough.items():
         if value:
@@ -149,6 +158,13 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
     env["FORGE_CORE_VERSION"] = prov.core_version
     env["FORGE_RECIPE_PLUGINS"] = ",".join(s.recipe.plugins)
     return {key: value for key, value in env.items() if value != ""}
+
+
+def _data_path(split: DataSplit | None, folder: str) -> str:
+    """Return the job's path of a split: the dataset's folder, joined with the split's `path` when it names one."""
+    if split is None or not split.dataset or not folder:
+        return ""
+    return f"{folder.rstrip('/')}/{split.path}" if split.path else folder
 
 
 def _pool_topology(spec: JobSpec, binding: Binding) -> list[dict[str, Any]]:

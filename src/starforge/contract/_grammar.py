@@ -16,6 +16,7 @@ __all__ = [
     "check_project",
     "check_recipe_id",
     "check_safe_segment",
+    "is_cluster_path",
     "is_pep440",
     "is_safe_segment",
     "match_digest",
@@ -68,6 +69,14 @@ SEGMENT_HINT = "use letters, digits, '.', '_' and '-', starting with a letter or
 def is_safe_segment(value: str) -> bool:
     """Return True when `value` is a safe segment `^[A-Za-z0-9][A-Za-z0-9._-]*$` (ASCII, full match)."""
     return _SEGMENT.fullmatch(value) is not None
+
+
+def is_cluster_path(value: str) -> bool:
+    """Return True when `spec.model.base` names a folder of the cluster (an absolute path), not a hub model id.
+
+    A hub id (`Qwen/Qwen3-8B`, `gpt2`) never starts with `/`; a relative path is read as a hub id.
+    """
+    return value.startswith("/")
 
 
 def is_pep440(value: str) -> bool:

@@ -1,11 +1,20 @@
-"""An experiment's `config.yaml`, read best-effort: its `defaults:` chain resolved when possible, dotted lookups."""
+"""An experiment's `config.yaml`, read best-effort: its `defaults:` chain resolved when possible, dotted lookups.
+
+It also holds the hyperparameter precedence rule, lowest first: the recipe's default < the value the experiment's
+config sets at the parameter's path < `--set`. `config_hyperparams` gives the middle layer, which the lab sends as
+explicit hyperparameters so that the console's default filling (gate R1) never replaces what the config says.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CONFIG_FILE", "config_lookup", "read_config"]
+if TYPE_CHECKING:
+    from starforge.recipes import Recipe
+
+__all__ = ["CONFIG_FILE", "config_hyperparams", "config_lookup", "read_config", "submitted_hyperparams"]
 
 CONFIG_FILE = "config.yaml"
 _MAX_DEPTH = 16
@@ -80,3 +89,36 @@ def config_lookup(config: dict[str, Any], path: str) -> tuple[bool, Any]:
             return False, None
         node = node[part]
     return True, node
+
+
+def config_hyperparams(config: dict[str, Any], recipe: Recipe, framework_version: str) -> dict[str, Any]:
+    """Return `{name: value}` for each declared parameter whose default the config's value at its path would lose to.
+
+    Only a parameter with a default is returned (one without is never filled in, so the config stands), and only when
+    the config sets a different value that the parameter accepts; a null, or a refused value (`sf validate` reports
+    those), is left to the config.
+    """
+    from starforge.recipes import check_value
+
+    out: dict[str, Any] = {}
+    for name, param in recipe.params.items():
+        path = param.path_for(framework_version)
+        if not path:
+            continue
+        found, value = config_lookup(config, path)
+        if not found or value is None or param.default is None or _same(value, param.default):
+            continue
+        if not check_value(param, value, f"spec.hyperparams.{name}"):
+            out[name] = value
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                             and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+
+
+def submitted_hyperparams(exp_dir: Path, recipe: Recipe, framework_version: str,
+                          sets: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the hyperparameters a submission sends before defaults: the config's values, then `--set` over them."""
+    return {**config_hyperparams(read_config(exp_dir), recipe, framework_version), **sets}

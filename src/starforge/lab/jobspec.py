@@ -14,16 +14,18 @@ from typing import TYPE_CHECKING, Any
 from starforge import __version__
 from starforge.contract import API_VERSION, KIND_TRAINING, JobSpec, Problem, ProfileEntry, resolve_profiles
 
+from .exp_config import submitted_hyperparams
 from .lockgate import exp_label, lock_gate
 from .paths import experiment_path
 from .plugins_lock import select_plugins
 from .project import project_name
-from .provenance import GitProvenance, ProvenanceError, git_provenance
 
 if TYPE_CHECKING:
     from starforge.recipes import Catalog, Recipe
 
-__all__ = ["BuiltSpec", "SubmitOptions", "build_jobspec", "experiment_path"]
+    from .provenance import GitProvenance
+
+__all__ = ["BuiltSpec", "SubmitOptions", "build_jobspec", "check_recipe_gates", "dataset_split", "experiment_path"]
 
 # Stand-in pool when the profile expressions failed: the rest of the spec is still checked, so every problem is
 # reported at once; the spec itself is never returned in that case.
@@ -40,7 +42,8 @@ class SubmitOptions:
     observability_url: str = ""
     init_from: str = ""
     corpus: str = ""
-    train_dataset: str = ""
+    train_dataset: str = ""  # REF[:PATH]: a dataset <owner>/<name>@<version>, optionally a file inside it
+    val_dataset: str = ""  # REF[:PATH] for spec.data.validation
     plugins: tuple[str, ...] = ()  # ID@VERSION; digests come from the experiment's plugins.lock.json
     then: tuple[str, ...] = ()  # on_success actions (export | eval)
     allow_dirty: bool = False
@@ -68,6 +71,17 @@ class BuiltSpec:
         return self.spec is not None and not self.problems
 
 
+def dataset_split(flag: str) -> dict[str, str]:
+    """Return `{dataset, path?}` for a `--train-dataset`/`--val-dataset` value `REF[:PATH]`, where PATH (after
+    the first `:` that follows the version's `@`) names a file inside the dataset; the contract checks both."""
+    at = flag.find("@")
+    colon = flag.find(":", at + 1 if at >= 0 else 0)
+    if colon < 0:
+        return {"dataset": flag.strip()}
+    ref, path = flag[:colon].strip(), flag[colon + 1:].strip()
+    return {"dataset": ref, "path": path} if path else {"dataset": ref}
+
+
 def _config_fields(exp_dir: Path) -> dict[str, Any]:
     """Return `data.volumes` and `eval` from the experiment's config (jobspec-contract §7.2, §7.3), when present."""
     from .exp_config import read_config
@@ -87,8 +101,9 @@ def _document(exp_dir: Path, exp: str, recipe: Recipe, framework_version: str, *
               plugins: list[dict[str, str]], options: SubmitOptions, provenance: GitProvenance | None) -> dict[str, Any]:
     extra = _config_fields(exp_dir)
     data: dict[str, Any] = {}
-    if options.train_dataset:
-        data["train"] = {"dataset": options.train_dataset}
+    for key, flag in (("train", options.train_dataset), ("validation", options.val_dataset)):
+        if flag:
+            data[key] = dataset_split(flag)
     if options.corpus:
         data["corpus"] = options.corpus
     if "volumes" in extra:
@@ -117,6 +132,8 @@ def _document(exp_dir: Path, exp: str, recipe: Recipe, framework_version: str, *
 
 
 def _provenance(root: Path, exp: str, allow_dirty: bool) -> tuple[GitProvenance | None, list[Problem], list[Problem]]:
+    from .provenance import ProvenanceError, git_provenance  # git runs a subprocess: `sf validate` never does
+
     try:
         prov = git_provenance(root, exp)
     except ProvenanceError as exc:
@@ -130,6 +147,22 @@ def _provenance(root: Path, exp: str, allow_dirty: bool) -> tuple[GitProvenance 
     return prov, [Problem("provenance.git_dirty", "git_dirty",
                           f"the lab has uncommitted changes (git status in {root} is not clean)",
                           "commit them first (git add -A && git commit -m '...'), or pass --allow-dirty")], []
+
+
+def check_recipe_gates(root: Path, exp_dir: Path, rel: str, recipe: Recipe, framework_version: str,
+                       options: SubmitOptions, catalog: Catalog) -> tuple[list[Problem], list[Problem]]:
+    """Return the problems and warnings the final check of `build_jobspec` reports for `options` (the contract
+    and the recipe gates: model, data, image, hyperparameters…) on a stand-in pool, without git or the profile
+    registry: what `sf validate` shows, so an experiment that submit would refuse is never "ready"."""
+    from starforge.recipes import check_document, parse_set
+
+    project, lab_problems = project_name(root)
+    hyperparams, set_problems = parse_set(options.sets)
+    doc = _document(exp_dir, rel, recipe, framework_version, project=project or "lab", pools=[dict(_PLACEHOLDER_POOL)],
+                    roles={}, hyperparams=submitted_hyperparams(exp_dir, recipe, framework_version, hyperparams),
+                    plugins=[], options=options, provenance=None)
+    verdict = check_document(doc, catalog, validate=options.validate)
+    return [*lab_problems, *set_problems, *verdict.problems], list(verdict.warnings)
 
 
 def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Sequence[ProfileEntry],
@@ -178,7 +211,8 @@ def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Seq
     if recipe is not None and not gate_problems:
         pools = [p.to_dict() for p in placement.pools] if placement else [dict(_PLACEHOLDER_POOL)]
         doc = _document(exp_dir, rel, recipe, framework_version, project=project, pools=pools,
-                        roles=dict(placement.roles) if placement else {}, hyperparams=hyperparams,
+                        roles=dict(placement.roles) if placement else {},
+                        hyperparams=submitted_hyperparams(exp_dir, recipe, framework_version, hyperparams),
                         plugins=plugins, options=options, provenance=prov)
         verdict = check_document(doc, catalog, validate=options.validate)
         problems += verdict.problems

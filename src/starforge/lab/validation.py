@@ -15,6 +15,8 @@ from .paths import experiment_path
 if TYPE_CHECKING:
     from starforge.recipes import Catalog
 
+    from .jobspec import SubmitOptions
+
 __all__ = ["Validation", "validate_experiment"]
 
 _NO_CONFIG_CHECK = ("malformed", "sdk_incompatible", "runtime_removed")
@@ -70,14 +72,27 @@ def _config_problem(exp_dir: Path) -> tuple[list[Problem], list[Problem]]:
     return [], []
 
 
-def validate_experiment(root: Path, exp: str, catalog: Catalog) -> Validation:
-    """Return the local verdict on experiment `exp`: the lock gate, config.yaml, and the hyperparameters.
+def _unique(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for problem in problems:
+        if (problem.field, problem.code) not in seen:
+            seen.add((problem.field, problem.code))
+            kept.append(problem)
+    return kept
+
+
+def validate_experiment(root: Path, exp: str, catalog: Catalog, options: SubmitOptions | None = None) -> Validation:
+    """Return the local verdict on experiment `exp`: the lock gate, config.yaml, the hyperparameters, and the
+    recipe gates submit runs (model, data, image… from `options`, the flags submit would get).
 
     Values the config sets at declared parameter paths are checked against the recipe (the same check
     `sf recipe upgrade` applies), and the recipe's required parameters are reported when no default covers them.
     """
     from starforge.recipes import validate_hyperparams
 
+    from .exp_config import submitted_hyperparams
+    from .jobspec import SubmitOptions, check_recipe_gates
     from .lock_inspection import inspect_lock
     from .upgrade import plan_upgrade
 
@@ -86,6 +101,7 @@ def validate_experiment(root: Path, exp: str, catalog: Catalog) -> Validation:
         return Validation(exp, problems=problems)
     inspection = inspect_lock(exp_dir, catalog, __version__)
     problems, warnings = lock_gate(inspection)
+    lock_ok = not problems
     config_problems, config_warnings = _config_problem(exp_dir)
     problems += config_problems
     warnings += config_warnings
@@ -95,7 +111,12 @@ def validate_experiment(root: Path, exp: str, catalog: Catalog) -> Validation:
         if not config_problems:
             plan = plan_upgrade(exp_dir, catalog, __version__, framework_version=version)
             problems += plan.problems
-        defaults, missing = validate_hyperparams({}, recipe, version)
+        defaults, missing = validate_hyperparams(submitted_hyperparams(exp_dir, recipe, version, {}), recipe, version)
         problems += missing
+        if lock_ok and not config_problems:
+            gate_problems, gate_warnings = check_recipe_gates(
+                Path(root), exp_dir, rel, recipe, version, options or SubmitOptions(profiles=()), catalog)
+            problems = _unique([*problems, *gate_problems])
+            warnings += gate_warnings
     return Validation(rel, inspection.state, inspection.label, inspection.recipe_id, version, inspection.message,
                       defaults, problems, warnings)

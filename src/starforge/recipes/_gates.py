@@ -99,17 +99,18 @@ def _model_and_data(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     problems: list[Problem] = []
     if not s.model.base:
         problems.append(Problem("spec.model.base", "model_base_required",
-                                f"{recipe.framework} recipes need the base model", "pass --model <hf id or path>"))
+                                f"{recipe.framework} recipes need the base model",
+                                "pass --model <hf id, or a folder under the console's model_roots>"))
     train = s.data.train
     if train is None or not (train.dataset or train.path):
         problems.append(Problem("spec.data.train.path", "train_data_required",
                                 f"{recipe.framework} recipes need training data (a dataset or a path)",
-                                "set data.train.dataset (owner/name@version) or data.train.path"))
+                                "pass --train-dataset OWNER/NAME@VERSION[:FILE] (`sf dataset push` uploads one)"))
     validation = s.data.validation
     if recipe.framework in _NEEDS_VALIDATION and (validation is None or not (validation.dataset or validation.path)):
         problems.append(Problem("spec.data.validation.path", "validation_data_required",
                                 f"{recipe.framework} recipes need validation data (a dataset or a path)",
-                                "set data.validation.dataset (owner/name@version) or data.validation.path"))
+                                "pass --val-dataset OWNER/NAME@VERSION[:FILE] (`sf dataset push` uploads one)"))
     return problems
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..wire import ARTIFACT_GROUPS, CONFIG_MODES
+from ..wire import ARTIFACT_GROUPS, CONFIG_MODES, INPUTS
 from ._checker import SAFE_SEGMENT, Checker, is_relative_path, join
 from ._manifest_params import check_i18n, check_params
 from ._manifest_runtime import check_entrypoint, check_runtime, check_specifier
@@ -75,8 +75,20 @@ def _adapter_options(c: Checker, value: Any) -> None:
     c.enum(obj, "observability", "adapter_options", ("platform", "external"), required=True)
     for key, allowed in _ADAPTER_ENUMS.items():
         c.enum(obj, key, "adapter_options", allowed)
-    for key in ("bindings", "topology", "fixed_overrides"):
+    for key in ("topology", "fixed_overrides"):
         c.mapping(obj.get(key), join("adapter_options", key), required=False)
+    _bindings(c, obj.get("bindings"))
+
+
+def _bindings(c: Checker, value: Any) -> None:
+    """`adapter_options.bindings`: `{job input: config path}`, each input one of `starforge.wire.INPUTS`."""
+    obj = c.mapping(value, "adapter_options.bindings", required=False)
+    for name, path in (obj or {}).items():
+        field = join("adapter_options.bindings", str(name))
+        if name not in INPUTS:
+            c.bad(field, f"unknown job input {name!r}; use one of {', '.join(INPUTS)}")
+        elif not isinstance(path, str) or not path.strip():
+            c.bad(field, "must be a non-empty config path (a string such as actor_rollout_ref.model.path)")
 
 
 def _requires(c: Checker, value: Any) -> None:

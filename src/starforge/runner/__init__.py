@@ -20,14 +20,16 @@ from starforge.wire import (
 )
 
 from . import report
-from ._argv import build_argv, render_value
+from ._argv import build_argv, build_command, render_value
 from ._artifacts import FoundArtifact, scan, size_of, step_of
+from ._config import Adapted, adapt_config
 from ._identity import Mismatch, check_identity
 from ._ingest import IngestClient, IngestError, IngestRefused, IngestUnavailable
 from .report import Run
 
 __all__ = [
     "CONFIG_MODES",
+    "Adapted",
     "IDENTITY_VARIABLES",
     "PLAN_VERSION",
     "ArtifactGlobs",
@@ -44,7 +46,9 @@ __all__ = [
     "PlanFramework",
     "PlanRecipe",
     "Run",
+    "adapt_config",
     "build_argv",
+    "build_command",
     "check_identity",
     "parse_plan",
     "read_plan",

@@ -1,12 +1,16 @@
-"""The child's command line: the plan's argv with `{python}` resolved and the overrides rendered per config mode."""
+"""The child's command line: the plan's argv with `{python}` resolved, plus what its config mode adds."""
 
 from __future__ import annotations
 
-from starforge.wire import FLAG, PYTHON_PLACEHOLDER, LaunchPlan, OverrideValue, override_style
+import os
+from collections.abc import Mapping
 
+from starforge.wire import PYTHON_PLACEHOLDER, LaunchPlan, OverrideValue
+
+from ._config import Adapted, adapt_config
 from .pinned import PINNED_BOOTSTRAP
 
-__all__ = ["build_argv", "render_value"]
+__all__ = ["build_argv", "build_command", "render_value"]
 
 
 def render_value(value: OverrideValue) -> str:
@@ -16,21 +20,22 @@ def render_value(value: OverrideValue) -> str:
     return str(value)
 
 
-def build_argv(plan: LaunchPlan, python: str) -> list[str]:
-    """Return the argv to execute: `{python}` replaced by `python`, then `path=value` or `--path value` appended.
+def build_command(
+    plan: LaunchPlan, python: str, environ: Mapping[str, str] | None = None
+) -> tuple[list[str], Adapted]:
+    """Return the argv to execute and the config adaptation (its argv items and the files to write first).
 
-    A module entrypoint (`{python} -m MODULE`) runs through the pinned bootstrap, so the job's files cannot shadow
-    the runtime's modules. The plan was validated by `parse_plan`, so a mode that cannot carry overrides never has
-    any.
+    `{python}` is replaced by `python`; a module entrypoint (`{python} -m MODULE`) runs through the pinned
+    bootstrap, so the job's files cannot shadow the runtime's modules; then the config mode's items follow
+    (`starforge.runner._config`), read against `environ` (default: the process environment) for job inputs.
     """
     argv = [arg.replace(PYTHON_PLACEHOLDER, python) for arg in plan.argv]
     if len(plan.argv) >= 3 and plan.argv[0] == PYTHON_PLACEHOLDER and plan.argv[1] == "-m":
         argv = [python, "-c", PINNED_BOOTSTRAP, *argv[2:]]
-    style = override_style(plan.config.mode)
-    for override in plan.config.overrides:
-        text = render_value(override.value)
-        if style == FLAG:
-            argv.extend([f"--{override.path}", text])
-        else:
-            argv.append(f"{override.path}={text}")
-    return argv
+    adapted = adapt_config(plan.config, os.environ if environ is None else environ)
+    return [*argv, *adapted.args], adapted
+
+
+def build_argv(plan: LaunchPlan, python: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Return the argv to execute (see `build_command`; the files it needs are not written)."""
+    return build_command(plan, python, environ)[0]

@@ -12,8 +12,9 @@ from typing import Any
 
 __all__ = ["FoundArtifact", "scan", "size_of", "step_of"]
 
-# `step_5`, `step-5`, `global_step_5`; not `mystep_5` and not the `step_5` inside `step_50`.
-_STEP = re.compile(r"(?<![A-Za-z0-9])step[_-]([0-9]+)(?![0-9])")
+# `step_5`, `step-5`, `global_step_5`, `checkpoint-5` (Hugging Face's trainers); not `mystep_5` and not the
+# `step_5` inside `step_50`.
+_STEP = re.compile(r"(?<![A-Za-z0-9])(?:step|checkpoint)[_-]([0-9]+)(?![0-9])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class FoundArtifact:
 
 
 def step_of(relative_path: str) -> int | None:
-    """Return N from the last path component named like `step_<N>` or `step-<N>`, or None."""
+    """Return N from the last path component named like `step_<N>`, `step-<N>` or `checkpoint-<N>`, or None."""
     for part in reversed(Path(relative_path).parts):
         match = _STEP.search(part)
         if match:

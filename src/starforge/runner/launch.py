@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -24,13 +25,14 @@ from starforge.wire import (
     IDENTITY_VARIABLES,
     JOBSPEC_FILE,
     PLAN_FILE,
+    SPLITS_DIR,
     ExitRecord,
     LaunchPlan,
     read_plan,
     write_exit_record,
 )
 
-from ._argv import build_argv
+from ._argv import build_command
 from ._artifacts import scan
 from ._identity import check_identity
 from ._ingest import INGEST_ENABLED, IngestClient, IngestError, IngestRefused, client_from_environ
@@ -159,7 +161,27 @@ class Launcher:
         return parsed.spec, parsed.problems
 
     def _start(self, plan: LaunchPlan) -> Child | None:
-        argv = build_argv(plan, sys.executable)
+        argv, adapted = build_command(plan, sys.executable, self.environ)
+        try:
+            for relative, text in adapted.files.items():
+                target = self.workdir / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+                self.say(f"wrote {relative} ({plan.config.mode})")
+            if adapted.links and (self.workdir / SPLITS_DIR).exists():
+                shutil.rmtree(self.workdir / SPLITS_DIR)  # links of an earlier start must not add stale splits
+            for relative, location in adapted.links.items():
+                link = self.workdir / relative
+                link.parent.mkdir(parents=True, exist_ok=True)
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(location)
+                self.say(f"linked {relative} -> {location}")
+        except OSError as exc:
+            self.say(f"cannot prepare the framework config: {exc}")
+            self._lifecycle(EVENT_FAILED, reason="start_failed", exit_code=1,
+                            message=f"cannot prepare the framework config: {exc}")
+            return None
         env = dict(self.environ)
         for key, value in plan.env.items():
             if key in IDENTITY_VARIABLES:

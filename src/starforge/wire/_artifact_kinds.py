@@ -14,6 +14,7 @@ __all__ = [
     "KIND_HF_EXPORT",
     "KIND_LOG",
     "KIND_MERGED_MODEL",
+    "KIND_MODEL",
 ]
 
 KIND_CHECKPOINT: Final = "checkpoint"
@@ -21,7 +22,8 @@ KIND_LOG: Final = "log"
 KIND_HF_EXPORT: Final = "hf_export"
 KIND_EVAL_REPORT: Final = "eval_report"
 KIND_MERGED_MODEL: Final = "merged_model"
-ARTIFACT_KINDS: Final = (KIND_CHECKPOINT, KIND_LOG, KIND_HF_EXPORT, KIND_EVAL_REPORT, KIND_MERGED_MODEL)
+KIND_MODEL: Final = "model"  # the final trained model a trainer saved (a Hugging Face folder for the trl recipes)
+ARTIFACT_KINDS: Final = (KIND_CHECKPOINT, KIND_LOG, KIND_HF_EXPORT, KIND_EVAL_REPORT, KIND_MERGED_MODEL, KIND_MODEL)
 
 # launch plan `artifacts.<group>` -> the kind its matches are registered as, in the plan's key order
 ARTIFACT_GROUPS: Mapping[str, str] = MappingProxyType(

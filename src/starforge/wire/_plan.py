@@ -5,6 +5,7 @@ The console builds a `LaunchPlan` and writes `to_dict()`; `forge-launch` reads i
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -18,7 +19,9 @@ __all__ = [
     "PYTHON_PLACEHOLDER",
     "ArtifactGlobs",
     "ConfigPlan",
+    "ConfigValue",
     "Entrypoint",
+    "InputBinding",
     "LaunchPlan",
     "Override",
     "OverrideValue",
@@ -32,6 +35,8 @@ JOBSPEC_FILE: Final = ".starforge/jobspec.json"
 PYTHON_PLACEHOLDER: Final = "{python}"  # an argv item naming the interpreter `forge-launch` runs on
 
 OverrideValue = str | int | float | bool
+# a value of the experiment's config as the plan carries it: JSON (objects with string keys, finite numbers)
+ConfigValue = str | int | float | bool | None | list["ConfigValue"] | dict[str, "ConfigValue"]
 # the order in which `forge-launch` registers what the globs match (the plan's key order is `ARTIFACT_GROUPS`)
 _REGISTRATION_ORDER = ("checkpoints", "exports", "evaluations", "logs")
 
@@ -87,16 +92,43 @@ class Override:
 
 
 @dataclass(frozen=True, slots=True)
+class InputBinding:
+    """A job input (`model`, `train_data`, …; `starforge.wire.INPUTS`) and the config path that receives it."""
+
+    input: str
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return one item of `config.bindings`."""
+        return {"input": self.input, "path": self.path}
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigPlan:
-    """How hyperparameters reach the framework: the config mode, the config file and the overrides to apply."""
+    """How the experiment's config, hyperparameters and job inputs reach the framework.
+
+    `mode` is the config mode, `path` the experiment's config file (relative to the bundle root), `overrides` the
+    explicitly set hyperparameters at their config paths, `document` the experiment's config as read by the console
+    (only for modes that write or flatten it, `carries_document`), and `bindings` the job inputs to set at launch.
+    Precedence, lowest first: the experiment's config (recipe defaults never override it), `overrides`, `bindings`.
+    """
 
     mode: str = ""
     path: str = ""
     overrides: tuple[Override, ...] = ()
+    document: Mapping[str, ConfigValue] | None = None
+    bindings: tuple[InputBinding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the `config` object of the plan document."""
-        return {"mode": self.mode, "path": self.path, "overrides": [o.to_dict() for o in self.overrides]}
+        """Return the `config` object of the plan document (`document` and `bindings` only when given)."""
+        out: dict[str, Any] = {
+            "mode": self.mode, "path": self.path, "overrides": [o.to_dict() for o in self.overrides]
+        }
+        if self.document is not None:
+            out["document"] = copy.deepcopy(dict(self.document))
+        if self.bindings:
+            out["bindings"] = [b.to_dict() for b in self.bindings]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

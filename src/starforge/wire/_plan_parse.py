@@ -10,13 +10,16 @@ from typing import Any
 from starforge.contract import Problem, check_digest, check_recipe_id, check_safe_segment, loads, type_name
 
 from ._artifact_kinds import ARTIFACT_GROUPS
-from ._config_modes import CONFIG_MODES, override_style
+from ._config_modes import CONFIG_MODES
+from ._inputs import INPUTS
 from ._plan import (
     PLAN_FILE,
     PLAN_VERSION,
     ArtifactGlobs,
     ConfigPlan,
+    ConfigValue,
     Entrypoint,
+    InputBinding,
     LaunchPlan,
     Override,
     PlanFramework,
@@ -27,6 +30,7 @@ __all__ = ["parse_plan", "read_plan"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ROOT = "launch"
+_MAX_DEPTH = 32
 
 
 def read_plan(path: Path) -> tuple[LaunchPlan | None, list[Problem]]:
@@ -216,6 +220,8 @@ def _config(r: _Reader, root: dict[str, Any]) -> ConfigPlan:
         override = _override(r, item, f"config.overrides.{i}")
         if override is not None:
             overrides.append(override)
+    document = _document(r, obj.get("document"))
+    bindings = _bindings(r, obj.get("bindings"))
     if mode and mode not in CONFIG_MODES:
         r.bad(
             "config.mode",
@@ -223,16 +229,64 @@ def _config(r: _Reader, root: dict[str, Any]) -> ConfigPlan:
             f"unknown config mode {mode!r}",
             f"use one of {', '.join(CONFIG_MODES)}",
         )
-    elif isinstance(raw, list) and raw and override_style(mode) is None:
-        shown = repr(mode) if mode else "no mode"
-        able = [name for name in CONFIG_MODES if override_style(name) is not None]
+    elif not mode and ((isinstance(raw, list) and raw) or bindings or document is not None):
         r.bad(
             "config.mode",
             "unsupported_config_mode",
-            f"forge-launch cannot apply overrides with {shown}",
-            f"overrides need {', '.join(able[:-1])} or {able[-1]}",
+            "forge-launch cannot apply overrides, bindings or a config document without a config mode",
+            f"name one of {', '.join(CONFIG_MODES)}",
         )
-    return ConfigPlan(mode, path, tuple(overrides))
+    return ConfigPlan(mode, path, tuple(overrides), document, bindings)
+
+
+def _document(r: _Reader, value: Any) -> dict[str, ConfigValue] | None:
+    if value is None:
+        return None
+    obj = r.obj(value, "config.document")
+    if obj is None:
+        return None
+    before = len(r.problems)
+    _check_value(r, obj, "config.document", 0)
+    return obj if len(r.problems) == before else None
+
+
+def _check_value(r: _Reader, value: Any, where: str, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        r.bad(where, "json_too_deep", f"nests deeper than {_MAX_DEPTH} levels")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                r.bad(where, "not_a_string", "object keys must be strings")
+            else:
+                _check_value(r, item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_value(r, item, f"{where}.{i}", depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        r.bad(where, "not_finite", f"must be finite, got {value}")
+    elif value is not None and not isinstance(value, (str, bool, int, float)):
+        r.bad(where, "hyperparameter_type", f"must be JSON, got {type_name(value)}")
+
+
+def _bindings(r: _Reader, value: Any) -> tuple[InputBinding, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        r.bad("config.bindings", "not_a_list", f"must be a JSON array, got {type_name(value)}")
+        return ()
+    out: list[InputBinding] = []
+    for i, item in enumerate(value):
+        where = f"config.bindings.{i}"
+        obj = r.obj(item, where, required=True)
+        if obj is None:
+            continue
+        name = r.text(obj, "input", where=f"{where}.input", required=True)
+        target = r.text(obj, "path", where=f"{where}.path", required=True)
+        if name is not None and name not in INPUTS:
+            r.bad(f"{where}.input", "unknown_input", f"unknown job input {name!r}", f"use one of {', '.join(INPUTS)}")
+        elif name is not None and target is not None:
+            out.append(InputBinding(name, target))
+    return tuple(out)
 
 
 def _override(r: _Reader, item: Any, where: str) -> Override | None:

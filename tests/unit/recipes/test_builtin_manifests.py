@@ -21,6 +21,7 @@ EXPECTED_IDS = {
     "nemo-rl/sft",
     "openrlhf/ppo",
     "tinyrl/grpo",
+    "trl/dpo",
     "trl/grpo",
     "trl/sft",
     "verl/grpo",
@@ -293,7 +294,7 @@ def test_tinyrl_grpo_runs_our_numpy_framework() -> None:
         "init_from_key": "policy.init_from",
     }
     variant = manifest["runtime"]["versions"]["1.0.0"]
-    assert variant["runtime_id"] == "tinyrl-1.0.0" and variant["requires"] == ["numpy>=1.24"]
+    assert variant["runtime_id"] == "tinyrl-1.0.0" and variant["requires"] == ["numpy>=1.24", "PyYAML>=6"]
     assert manifest["lifecycle"] == {"export": {"kind": "module", "value": "starforge.tinyrl.export"}}
     assert manifest["lifecycle_resources"] == {"export": 1}
     assert manifest["params"]["max_num_steps"]["default"] == 60
@@ -315,3 +316,28 @@ def test_the_catalog_loader_reads_the_builtin_tree(tmp_path: Path, monkeypatch: 
     monkeypatch.delenv("FORGE_RECIPE_PATH", raising=False)
     catalog = load_catalog()
     assert {r.id for r in catalog.recipes} >= EXPECTED_IDS
+
+
+@pytest.mark.parametrize("rid", _ids())
+def test_bindings_name_job_inputs_and_config_paths_the_template_sets(rid: str) -> None:
+    from starforge.wire import INPUTS
+
+    path, manifest = MANIFESTS[rid]
+    bindings = manifest["adapter_options"].get("bindings", {})
+    assert isinstance(bindings, dict) and set(bindings) <= set(INPUTS)
+    config = yaml.safe_load((path.parent / manifest["template"] / "config.yaml").read_text(encoding="utf-8")) or {}
+    for name, target in bindings.items():
+        assert isinstance(target, str) and target, name
+        assert _config_has(config, target), f"{rid}: the template does not set {target} (bound to {name})"
+
+
+def test_the_trl_recipes_take_the_model_data_and_output_folder_and_own_no_checkpoint_globs() -> None:
+    for rid in ("trl/sft", "trl/grpo", "trl/dpo"):
+        manifest = MANIFESTS[rid][1]
+        assert manifest["adapter_options"]["bindings"] == {
+            "model": "model_name_or_path", "train_data": "dataset_name", "validation_data": "dataset_name",
+            "checkpoint_dir": "output_dir",
+        }
+        assert manifest["adapter_options"]["init_from_key"] == "model_name_or_path"
+        assert manifest["artifacts"]["checkpoints"] == []  # the trainer callback registers them
+    assert MANIFESTS["trl/dpo"][1]["validation"] == {"sample_kind": "preference", "reward_semantics": "margin"}

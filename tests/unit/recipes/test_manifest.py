@@ -229,3 +229,18 @@ def test_manifest_is_the_loaded_document(tmp_path: Path) -> None:
     data = manifest()
     recipe = load_catalog(tree(tmp_path, copy.deepcopy(data)), overlays=False).get("testfw/grpo")
     assert recipe is not None and recipe.manifest == data
+
+
+def test_adapter_bindings_name_known_job_inputs_and_config_paths(tmp_path: Path) -> None:
+    good = {"observability": "platform", "config_mode": "trl-yaml",
+            "bindings": {"model": "model_name_or_path", "train_data": "dataset_name"}}
+    write_recipe(tmp_path / "good" / "testfw" / "grpo", manifest(adapter_options=good))
+    loaded = load_catalog(tmp_path / "good", overlays=False).get("testfw/grpo")
+    assert loaded is not None and loaded.adapter_options["bindings"] == good["bindings"]
+    bad = good | {"bindings": {"weights": "w", "model": "", "train_data": 3}}
+    assert _fields(tmp_path / "bad", manifest(adapter_options=bad)) == [
+        "adapter_options.bindings.weights", "adapter_options.bindings.model", "adapter_options.bindings.train_data",
+    ]
+    assert _fields(tmp_path / "list", manifest(adapter_options=good | {"bindings": ["model"]})) == [
+        "adapter_options.bindings"
+    ]

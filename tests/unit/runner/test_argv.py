@@ -25,7 +25,7 @@ def test_argv_replaces_python_and_renders_overrides() -> None:
         "grpo.max_num_steps=40",
         "grpo.val_at_start=true",
         "policy.lr=1e-06",
-        "policy.name=tiny model",
+        "policy.name='tiny model'",  # Hydra's grammar: a space must be quoted
     ]
     flags = _ok(launch_plan(config={"mode": "cli-args", "overrides": [{"path": "flag", "value": False}]}))
     assert build_argv(flags, "py")[-2:] == ["--flag", "false"]

@@ -61,7 +61,7 @@ def test_success_reports_lifecycle_in_order_registers_artifacts_and_forwards_out
         "grpo.max_num_steps=40",
         "grpo.val_at_start=true",
         "policy.lr=1e-06",
-        "policy.name=tiny model",
+        "policy.name='tiny model'",  # Hydra's grammar: a string with a space is quoted
     ]
     assert seen["plan_var"] == "from-plan"
     assert seen["pgid_is_pid"] is True
@@ -96,11 +96,10 @@ def test_cli_flags_render_as_separate_arguments(job: Job, ingest: IngestServer) 
     config = launch_plan()["config"] | {"mode": "cli-flags"}
     _write_plan(job, config=config)
     assert job.launch().returncode == 0
-    assert job.seen()["argv"][2:] == [
+    assert job.seen()["argv"][2:] == [  # argparse conventions (OpenRLHF): a true boolean is a bare switch
         "--grpo.max_num_steps",
         "40",
         "--grpo.val_at_start",
-        "true",
         "--policy.lr",
         "1e-06",
         "--policy.name",

@@ -211,17 +211,38 @@ def test_each_refusal_at_its_field_path(section: str, value: Any, expected: list
 
 def test_config_modes() -> None:
     overrides = [{"path": "a", "value": 1}]
-    for mode in ("dot-overrides", "hydra-overrides", "cli-flags", "cli-args"):
-        assert parse_plan(doc(config={"mode": mode, "overrides": overrides}))[1] == []
-    assert parse_plan(doc(config={"mode": "trl-yaml", "overrides": []}))[1] == []  # nothing to apply: fine
+    for mode in ("dot-overrides", "hydra-overrides", "cli-flags", "cli-args", "trl-yaml", "pytorch-yaml"):
+        assert parse_plan(doc(config={"mode": mode, "overrides": overrides}))[1] == []  # every mode carries them
     for config in (
         {"mode": "yaml-please"},
-        {"mode": "trl-yaml", "overrides": overrides},
-        {"overrides": overrides},
+        {"overrides": overrides},  # overrides with no mode to apply them
+        {"bindings": [{"input": "model", "path": "model_name_or_path"}]},
+        {"document": {"a": 1}},
     ):
         assert problems_of(doc(config=config)) == [("launch.config.mode", "unsupported_config_mode")]
-    _plan, problems = parse_plan(doc(config={"mode": "pytorch-yaml", "overrides": overrides}))
-    assert problems[0].hint == "overrides need dot-overrides, hydra-overrides, cli-flags or cli-args"
+    _plan, problems = parse_plan(doc(config={"overrides": overrides}))
+    assert problems[0].hint.startswith("name one of dot-overrides, hydra-overrides")
+
+
+def test_config_document_and_bindings_round_trip_and_are_checked() -> None:
+    config = {
+        "mode": "trl-yaml", "path": "experiments/x/config.yaml", "overrides": [],
+        "document": {"model_name_or_path": "m", "datasets": [{"path": "json", "split": "train"}], "n": None},
+        "bindings": [{"input": "model", "path": "model_name_or_path"}, {"input": "train_data", "path": "dataset_name"}],
+    }
+    plan, problems = parse_plan(doc(config=config))
+    assert problems == [] and plan is not None
+    assert plan.config.to_dict() == config
+    bad = config | {
+        "document": {"x": [1, {"y": float("nan")}]},
+        "bindings": [{"input": "weights", "path": "p"}, {"input": "model"}, "model"],
+    }
+    assert problems_of(doc(config=bad)) == [
+        ("launch.config.document.x.1.y", "not_finite"),
+        ("launch.config.bindings.0.input", "unknown_input"),
+        ("launch.config.bindings.1.path", "missing_field"),
+        ("launch.config.bindings.2", "not_an_object"),
+    ]
 
 
 def test_missing_or_broken_files_are_problems(tmp_path: Path) -> None:

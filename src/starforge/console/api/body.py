@@ -13,7 +13,7 @@ import contextlib
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
 from fastapi import Request
 from python_multipart.multipart import parse_options_header
@@ -111,6 +111,11 @@ class Upload:
         """Return the whole body (blocking: call it in the threadpool)."""
         self._handle.seek(0)
         return self._handle.read()
+
+    def stream(self) -> BinaryIO:
+        """Return the spooled file rewound to its start (blocking: read it in the threadpool)."""
+        self._handle.seek(0)
+        return cast(BinaryIO, self._handle)
 
     def tail(self, size: int) -> bytes:
         """Return the last `size` bytes of the body (blocking: call it in the threadpool)."""

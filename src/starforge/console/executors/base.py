@@ -56,6 +56,7 @@ class JobPaths:
     inputs: str | None  # where read-only inputs are mounted; None: the job reads them where they are
     home: str | None = None  # HOME and TMPDIR inside a sandbox; None: the console's own
     tmp: str | None = None
+    caches: str | None = None  # where writable caches (the account's hub cache) are mounted; None: where they are
 
     @property
     def work(self) -> str:
@@ -76,12 +77,19 @@ class JobPaths:
         """Return the mount that shows `source` to the job as input `name`."""
         return Mount(source, f"{self.inputs}/{name}" if self.inputs else str(source), within)
 
+    def place_cache(self, name: str, source: Path) -> Mount:
+        """Return the mount that shows the writable cache folder `source` to the job as cache `name`."""
+        return Mount(source, f"{self.caches}/{name}" if self.caches else str(source))
+
 
 @dataclass(frozen=True)
 class LaunchRequest:
     """What to start: the run, its directory, the command, its environment and the devices it may use.
 
     `run_dir` is the console's path of the run; `argv`, `env` and `cwd` use the paths of `Executor.job_paths`.
+    `runtime` names the folders of the job's runtime (a built venv, the StarForge copy it imports, its base
+    interpreter), shown read-only where they are; `caches` are writable folders of the job's account (its hub
+    cache), shown read-write; `owner` is the account, so its jobs share one identity on a root console.
     """
 
     run_id: str
@@ -92,6 +100,9 @@ class LaunchRequest:
     devices: dict[str, int] = field(default_factory=dict)  # accelerators (or CPU slots) requested per series
     mounts: tuple[Mount, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    owner: str = ""
+    runtime: tuple[Path, ...] = ()
+    caches: tuple[Mount, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
-"""Per-job uids for a console running as root, taken from a configured range the way systemd's DynamicUser does.
+"""Job uids for a console running as root, taken from a configured range the way systemd's DynamicUser does.
 
-A uid is free when no running job holds it and no process of this machine runs as it. The range must not
-overlap any account of the machine (`check_range`), so a job never runs as somebody.
+A uid is free when no running job holds it and no process of this machine runs as it. The running jobs of one
+account share its uid (each in its own sandbox, which shows it none of the others' folders or processes), so they
+can write the account's hub cache together; accounts never share one, and the uid returns to the pool when the
+account's last job ends. The range must not overlap any account of the machine (`check_range`), so a job never
+runs as somebody.
 """
 
 from __future__ import annotations
@@ -38,32 +41,48 @@ def check_range(first: int, last: int) -> str:
 
 
 class UidPool:
-    """Hand out one uid per running job; `hold` re-attached jobs' uids after a restart."""
+    """Hand out uids to running jobs, one per account; `hold` re-attached jobs' uids after a restart."""
 
     def __init__(self, first: int, last: int) -> None:
         self.first, self.last = first, last
-        self._held: set[int] = set()
+        self._count: dict[int, int] = {}  # uid -> running jobs holding it
+        self._owner: dict[int, str] = {}  # uid -> the account whose jobs hold it ("" when unknown)
         self._lock = threading.Lock()
 
-    def take(self) -> int:
-        """Return a uid no job holds and no process runs as; raise RuntimeError when the range is exhausted."""
+    def take(self, owner: str = "") -> int:
+        """Return the uid of `owner`'s running jobs, else one no job holds and no process runs as.
+
+        Raise RuntimeError when the range is exhausted. Without an owner every job gets a uid of its own.
+        """
         with self._lock:
-            busy = self._held | _uids_in_use()
+            shared = next((uid for uid, who in self._owner.items() if owner and who == owner), None)
+            if shared is not None:
+                self._count[shared] += 1
+                return shared
+            busy = set(self._count) | _uids_in_use()
             for uid in range(self.first, self.last + 1):
                 if uid not in busy:
-                    self._held.add(uid)
+                    self._count[uid] = 1
+                    self._owner[uid] = owner
                     return uid
         raise RuntimeError(f"every uid of the range {self.first}-{self.last} is in use")
 
-    def hold(self, uid: int) -> None:
-        """Mark a uid as held by a job (re-attached after a restart)."""
+    def hold(self, uid: int, owner: str = "") -> None:
+        """Mark a uid as held by one more job of `owner` (re-attached after a restart)."""
         with self._lock:
-            self._held.add(uid)
+            self._count[uid] = self._count.get(uid, 0) + 1
+            if owner or uid not in self._owner:
+                self._owner[uid] = owner
 
     def release(self, uid: int) -> None:
-        """Return a job's uid to the pool once its processes are gone."""
+        """Return a job's hold on its uid once its processes are gone; the uid is free when none is left."""
         with self._lock:
-            self._held.discard(uid)
+            left = self._count.get(uid, 0) - 1
+            if left > 0:
+                self._count[uid] = left
+            else:
+                self._count.pop(uid, None)
+                self._owner.pop(uid, None)
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> None:

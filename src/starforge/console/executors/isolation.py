@@ -139,7 +139,8 @@ class Isolation:
             relative = run_dir.relative_to(self.storage_root).as_posix()
         except ValueError:
             relative = f"runs/{run_dir.name}"
-        return JobPaths(SANDBOX_ROOT, f"{SANDBOX_ROOT}/{relative}", f"{SANDBOX_ROOT}/inputs", home="/tmp", tmp="/tmp")
+        return JobPaths(SANDBOX_ROOT, f"{SANDBOX_ROOT}/{relative}", f"{SANDBOX_ROOT}/inputs", home="/tmp", tmp="/tmp",
+                        caches=f"{SANDBOX_ROOT}/cache")
 
     def limits_for(self, slots: int, cores: tuple[int, ...], wall_seconds: float | None) -> JobLimits:
         """Return the limits of a job holding `slots` slots (and pinned to `cores` without cgroups)."""
@@ -148,10 +149,16 @@ class Isolation:
                          () if self.cgroup else cores, wall_seconds)
 
     def view(self, run_dir: Path, paths: JobPaths, cwd: str, ro: tuple[tuple[Path, str], ...],
-             devices: tuple[str, ...], ro_fds: tuple[tuple[int, str], ...] = ()) -> View:
-        """Return what the job of `run_dir` sees: runtime and inputs read-only, its own folders read-write."""
-        rw = tuple((run_dir / name, f"{paths.run_dir}/{name}") for name in ("work", "out", "logs"))
-        runtime = tuple((p, str(p)) for p in self.runtime)
+             devices: tuple[str, ...], ro_fds: tuple[tuple[int, str], ...] = (),
+             job_runtime: tuple[Path, ...] = (), caches: tuple[tuple[Path, str], ...] = ()) -> View:
+        """Return what the job of `run_dir` sees: runtimes and inputs read-only, its folders and caches read-write.
+
+        `job_runtime` adds the folders of the job's own runtime (a built venv) to the console's, where they are.
+        """
+        rw = tuple((run_dir / name, f"{paths.run_dir}/{name}") for name in ("work", "out", "logs")) + caches
+        shown = {*self.runtime}
+        extra = tuple(p for p in job_runtime if not any(p == o or p.is_relative_to(o) for o in shown))
+        runtime = tuple((p, str(p)) for p in (*self.runtime, *extra))
         return View(cwd=cwd, rw=rw, ro=runtime + ro, ro_fds=ro_fds, masked=self.masked, devices=devices,
                     tmp=run_dir / "tmp")
 

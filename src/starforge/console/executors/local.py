@@ -70,6 +70,14 @@ def _open_within(mount: Mount) -> int:
     return fd
 
 
+def _give_caches(caches: tuple[Mount, ...], uid: int) -> None:
+    """Give the account's cache folders to the uid its jobs run as (when another uid had them before)."""
+    for mount in caches:
+        mount.source.mkdir(parents=True, exist_ok=True)
+        if mount.source.stat().st_uid != uid:
+            chown_tree(mount.source, uid, uid)
+
+
 def _parse_ref(ref: str) -> tuple[int, int, Path]:
     kind, pid, ticks, run_dir = ref.split(":", 3)
     if kind != "local":
@@ -108,6 +116,8 @@ class _Job:
         self.sandboxed = bool(record.get("sandboxed"))
         reason = record.get("reason")
         self.reason = reason if isinstance(reason, str) else ""
+        owner = record.get("owner")
+        self.owner = owner if isinstance(owner, str) else ""
         self.devices: dict[str, list[int]] = {}
         self.checked_at = 0.0
         self.finalised = False
@@ -203,13 +213,14 @@ class LocalExecutor:
             else:
                 prefix = rlimit_command(limits, per_job_uid=iso.uids is not None)
             if iso.sandboxed:
-                uid = iso.uids.take() if iso.uids is not None else None
+                uid = iso.uids.take(request.owner) if iso.uids is not None else None
                 tmp = run_dir / "tmp"
                 shutil.rmtree(tmp, ignore_errors=True)
                 tmp.mkdir()
                 if uid is not None:
                     for name in ("work", "out", "logs", "tmp"):
                         chown_tree(run_dir / name, uid, uid)
+                    _give_caches(request.caches, uid)
                 gpu_nodes = gpu_device_nodes([i for ids in devices.values() for i in ids])
                 plain = tuple((m.source, m.target) for m in request.mounts if m.within is None)
                 for mount in request.mounts:
@@ -217,7 +228,8 @@ class LocalExecutor:
                         input_fds.append(_open_within(mount))
                 pinned = tuple(zip(input_fds, [m.target for m in request.mounts if m.within is not None],
                                    strict=True))
-                view = iso.view(run_dir, paths, request.cwd, plain, gpu_nodes, pinned)
+                caches = tuple((m.source, m.target) for m in request.caches)
+                view = iso.view(run_dir, paths, request.cwd, plain, gpu_nodes, pinned, request.runtime, caches)
                 plan = iso.spawn(view, list(request.argv), uid=uid, prefix=prefix)
                 argv, args_fd, cwd, pass_fds = plan.argv, plan.args_fd, str(run_dir), plan.pass_fds
             else:
@@ -226,7 +238,7 @@ class LocalExecutor:
                         os.close(_open_within(mount))
                 argv, cwd, pass_fds = [*prefix, *request.argv], request.cwd, ()
             record = {"uid": uid, "limits": limits.to_dict(), "started_at": time.time(),
-                      "cgroup": str(cgroup) if cgroup else "", "sandboxed": iso.sandboxed}
+                      "cgroup": str(cgroup) if cgroup else "", "sandboxed": iso.sandboxed, "owner": request.owner}
             with (logs / OUTPUT).open("ab") as out:
                 proc = subprocess.Popen(
                     argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -257,7 +269,7 @@ class LocalExecutor:
     def _write_record(job: _Job) -> None:
         record = {"pid": job.pid, "ticks": job.ticks, "uid": job.uid, "limits": job.limits.to_dict(),
                   "started_at": job.started_at, "cgroup": str(job.cgroup) if job.cgroup else "",
-                  "sandboxed": job.sandboxed, "reason": job.reason}
+                  "sandboxed": job.sandboxed, "reason": job.reason, "owner": job.owner}
         tmp = job.run_dir / (RECORD + ".tmp")
         tmp.write_text(json.dumps(record), encoding="utf-8")
         os.replace(tmp, job.run_dir / RECORD)
@@ -274,7 +286,7 @@ class LocalExecutor:
             record = {}
         job = _Job(pid, ticks, run_dir, record if isinstance(record, dict) else {})
         if job.uid is not None and self.isolation.uids is not None:
-            self.isolation.uids.hold(job.uid)
+            self.isolation.uids.hold(job.uid, job.owner)
         with self._lock:
             self._jobs[pid] = job
         return job

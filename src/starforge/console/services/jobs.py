@@ -20,6 +20,8 @@ from ...contract import JobSpec
 from ..store.models import Job, JobEvent
 
 __all__ = [
+    "ACTIVE",
+    "STATUSES",
     "TERMINAL",
     "WAITING",
     "InvalidTransition",
@@ -31,12 +33,17 @@ __all__ = [
 ]
 
 WAITING = ("queued", "pending")
+# placed jobs hold their quota and capacity: `preparing` is a placed job whose runtime is being built
+ACTIVE = ("submitted", "preparing", "running")
 TERMINAL = ("succeeded", "failed", "stopped")
+STATUSES = (*WAITING, *ACTIVE, *TERMINAL)  # every status a job row can hold (clients show unknown ones as-is)
 _TRANSITIONS = {
     "": {"queued", "pending", "submitted"},
     "queued": {"submitted", "pending", "stopped", "failed", "queued"},
     "pending": {"queued", "submitted", "stopped", "failed", "pending"},
-    "submitted": {"running", "failed", "stopped", "queued", "succeeded"},
+    "submitted": {"preparing", "running", "failed", "stopped", "queued", "succeeded"},
+    # back to submitted: the console restarted during the build, which starts again
+    "preparing": {"running", "failed", "stopped", "queued", "submitted", "preparing"},
     "running": {"succeeded", "failed", "stopped"},
 }
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -19,11 +19,11 @@ from ..settings import QuotaDefaults
 from ..store.models import Job, Quota
 from .accounts import UserView
 from .errors import Rejected
+from .jobs import ACTIVE  # statuses that hold quota and capacity
 
 __all__ = ["ACTIVE", "MAX_AMOUNT", "MAX_COUNT", "MAX_PRIORITY", "QuotaView", "Usage", "get_quota", "quotas_for",
            "set_quota", "usage"]
 
-ACTIVE = ("submitted", "running")  # statuses that hold quota and capacity
 MAX_COUNT = 1_000_000  # concurrent GPUs or jobs: beyond any cluster, well inside the integer column
 MAX_AMOUNT = 1e9  # GPU hours per day, or GB of storage
 MAX_PRIORITY = 1_000_000  # scheduling priority, either sign

@@ -1,4 +1,5 @@
-"""`SpooledBody`: how a service reads a request body the API spooled to disk (a bundle, a plugin package).
+"""`SpooledBody`: how a service reads a request body the API spooled to disk (a bundle, a plugin package, a
+dataset).
 
 Tier: shared (a protocol; no database). The API's `body.Upload` implements it; services read the bytes back in
 their worker thread, so a large body never passes through the event loop or the console's memory twice.
@@ -6,7 +7,7 @@ their worker thread, so a large body never passes through the event loop or the 
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 __all__ = ["SpooledBody"]
 
@@ -18,4 +19,8 @@ class SpooledBody(Protocol):
 
     def read_bytes(self) -> bytes:
         """Return the whole body."""
+        ...
+
+    def stream(self) -> BinaryIO:
+        """Return the spooled file rewound to its start, to read large bodies (datasets) without holding them."""
         ...

@@ -13,6 +13,7 @@ from ...services.roles import ROLES
 
 __all__ = [
     "ADMISSION_CHECK",
+    "DATASET_PUSH",
     "DEVICE_CODE",
     "DEVICE_TOKEN",
     "INGEST",
@@ -55,6 +56,8 @@ REGISTER_DATA = _json({"kind": {"enum": ["corpus", "dataset", "volume", "environ
 PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
 INGEST = _json({"run_id": _TEXT}, ("run_id",))
 PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}
+DATASET_PUSH = {"requestBody": {"required": True, "content": _GZIP,
+                                "description": "a gzip tar of the dataset's files (a single file or a folder)"}}
 SUBMISSION = {
     "parameters": [
         {"name": "X-Forge-Meta", "in": "header", "required": False, "schema": _TEXT,

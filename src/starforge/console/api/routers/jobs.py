@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import job_control, job_reads, submissions
+from ...services import artifact_downloads, job_control, job_reads, submissions
 from ...services.accounts import UserView
 from ...services.audit import MAX_ADMISSIONS_LIMIT
 from ...services.job_queries import MAX_LIST_LIMIT
@@ -78,6 +78,18 @@ def jobspec(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depe
 def artifacts(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the artifacts a run registered."""
     return job_reads.artifacts(rt=rt, user=user, ref=ref)
+
+
+@router.get("/api/jobs/{ref}/artifacts/download")
+def download_artifact(ref: str, path: str = Query("", description="the artifact's registered path, or its path "
+                                                                     "inside the run's output folder; empty: every "
+                                                                     "artifact the console holds"),
+                      user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> StreamingResponse:
+    """Stream one registered artifact (a file or folder of the run's output), or all, as a gzip tar; owner or admin
+    only."""
+    found = artifact_downloads.open_download(rt=rt, user=user, ref=ref, path=path)
+    return StreamingResponse(found.chunks(), media_type="application/gzip",
+                             headers={"Content-Disposition": f'attachment; filename="{found.filename}"'})
 
 
 @router.get("/api/jobs/{ref}/metrics")

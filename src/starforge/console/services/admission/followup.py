@@ -9,7 +9,11 @@ what the child's new shape may break, is checked again, in `POLICY_CHECKS` order
 
 - names (`check_names`): the names that become folders; the rules are code, re-checking them costs nothing;
 - image allowlist (`check_image`): an administrator may have withdrawn the registry since;
+- cluster paths (`check_cluster_paths`): the child is shown the parent's cluster-path base model again, and the
+  operator may have changed `model_roots` since;
 - profile and pools (`check_profiles`): the profile may have left the registry or the account's allowed profiles;
+- runnable framework (`check_runtime`): the child's lifecycle pool may be on another series (a GPU-only framework
+  on a CPU series), and the operator may have changed `runtimes` or `framework_dirs` since;
 - quota (`check_quota`): the child's GPUs against `max_concurrent_gpus` — its shape is new, and a job above the cap
   could never start.
 
@@ -37,6 +41,7 @@ from ..accounts import UserView
 from ..quota import get_quota, usage
 from .checks import (
     check_bundle,
+    check_cluster_paths,
     check_data,
     check_image,
     check_init_from,
@@ -44,12 +49,13 @@ from .checks import (
     check_plugins,
     check_profiles,
     check_quota,
+    check_runtime,
 )
 from .context import AdmissionContext, Resolutions
 
 __all__ = ["EXEMPT", "EXEMPT_CODES", "FOLLOWUP_CHECKS", "admit_followup"]
 
-FOLLOWUP_CHECKS = (check_names, check_image, check_profiles, check_quota)
+FOLLOWUP_CHECKS = (check_names, check_image, check_cluster_paths, check_profiles, check_runtime, check_quota)
 EXEMPT = {
     check_init_from: "the child starts from its parent's latest checkpoint, which the console resolves itself",
     check_data: "the child is given no data directories, so the spec's data references are not used by it",

@@ -1,7 +1,9 @@
 """The admission pipeline: stage B–D through the shared verdict, owner stamping, then the policy checks in order.
 
 Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → path-component
-names → image allowlist → init_from → data references → plugins → profiles and pools → quota → bundle safety.
+names → image allowlist → init_from → cluster paths (a base model under model_roots, no bare data path) → data
+references → plugins → profiles and pools → runnable framework (a runtime this console can build for every series of
+the job, `runtimes.blocker`) → quota → bundle safety.
 A later stage runs only when the earlier ones found nothing; inside the policy stage every check runs and every
 problem is reported.
 
@@ -25,6 +27,7 @@ from ..accounts import UserView
 from ..quota import get_quota, usage
 from .checks import (
     check_bundle,
+    check_cluster_paths,
     check_data,
     check_image,
     check_init_from,
@@ -32,6 +35,7 @@ from .checks import (
     check_plugins,
     check_profiles,
     check_quota,
+    check_runtime,
 )
 from .context import AdmissionContext, Resolutions
 from .resolve import resolve_references
@@ -39,7 +43,8 @@ from .resolve import resolve_references
 __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "admit", "stamp_owner"]
 
 POLICY_CHECKS = (
-    check_names, check_image, check_init_from, check_data, check_plugins, check_profiles, check_quota, check_bundle,
+    check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
+    check_runtime, check_quota, check_bundle,
 )
 
 

@@ -1,4 +1,8 @@
-"""Data assets: admin-registered `<owner>/<name>@<version>` directories with visibility and per-user grants.
+"""Data assets: `<owner>/<name>@<version>` directories with visibility and per-user grants.
+
+Administrators register existing directories (`register`); users push datasets, which the console unpacks into
+its state folder and records with `add_version` (`services/dataset_push.py`). Versions are immutable either way,
+and admission resolves both alike (`resolve`, with `can_read`).
 
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
@@ -11,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ....contract import Problem, VersionedRef, is_safe_segment, parse_versioned_ref
@@ -22,6 +27,7 @@ from ..errors import Conflict, Rejected
 __all__ = [
     "KINDS",
     "AssetView",
+    "add_version",
     "can_read",
     "list_assets",
     "register",
@@ -46,6 +52,7 @@ class AssetView:
     path: str
     visibility: str
     grants: tuple[str, ...] = ()
+    created_at: float = 0.0
 
     @property
     def ref(self) -> str:
@@ -73,7 +80,7 @@ def _grants(db: Session, kind: str, owner: str, name: str) -> tuple[str, ...]:
 
 def _view(db: Session, row: DataAsset) -> AssetView:
     return AssetView(row.kind, row.owner, row.name, row.version, row.path, row.visibility,
-                     _grants(db, row.kind, row.owner, row.name))
+                     _grants(db, row.kind, row.owner, row.name), row.created_at)
 
 
 def _directory(path: str) -> Path | None:
@@ -138,6 +145,27 @@ def register(
         if username not in _grants(db, kind, ref.owner, ref.name):
             db.add(AssetGrant(kind=kind, owner=ref.owner, name=ref.name, username=username))
     db.flush()
+    return _view(db, row)
+
+
+def add_version(db: Session, kind: str, ref: VersionedRef, path: str, *, visibility: str = "private") -> AssetView:
+    """Record a new version at `path`, which the caller fills in the same transaction (a pushed dataset is moved
+    into place after its row is written); an existing version, even one written concurrently, is a Conflict."""
+    problems = _check_ref(ref)
+    if visibility not in ("private", "public"):
+        problems.append(Problem("visibility", "invalid_request", "visibility must be private or public",
+                                "send private or public"))
+    if problems:
+        raise Rejected("Invalid dataset", problems)
+    if version_exists(db, kind, ref):
+        raise Conflict(f"{kind} {ref} already exists; versions are immutable: push a new version")
+    row = DataAsset(kind=kind, owner=ref.owner, name=ref.name, version=ref.version, path=path, visibility=visibility,
+                    created_at=time.time())
+    db.add(row)
+    try:
+        db.flush()  # PostgreSQL: a concurrent insert of this version waits here, then fails on the unique key
+    except IntegrityError as exc:
+        raise Conflict(f"{kind} {ref} already exists; versions are immutable: push a new version") from exc
     return _view(db, row)
 
 

@@ -1,6 +1,7 @@
 """Policy checks of admission (stage E): each reads a frozen `AdmissionContext` and returns problems."""
 
 from .bundle import check_bundle
+from .cluster_paths import check_cluster_paths
 from .data import check_data
 from .image import check_image
 from .init_from import check_init_from
@@ -8,9 +9,11 @@ from .names import check_names
 from .plugins import check_plugins
 from .profiles import check_profiles
 from .quota import check_quota
+from .runtime import check_runtime
 
 __all__ = [
     "check_bundle",
+    "check_cluster_paths",
     "check_data",
     "check_image",
     "check_init_from",
@@ -18,4 +21,5 @@ __all__ = [
     "check_plugins",
     "check_profiles",
     "check_quota",
+    "check_runtime",
 ]

@@ -33,14 +33,11 @@ def check_data(ctx: AdmissionContext) -> list[Problem]:
     for field, kind, ref in data_references(ctx.spec.spec.data):
         if ctx.resolutions.assets.get(f"{field}={ref}") is None:
             code = "corpus_unknown" if kind == "corpus" else "reference_unknown"
-            problems.append(
-                Problem(
-                    field,
-                    code,
-                    f"{kind} {ref} is not registered or you may not read it",
-                    f"ask an operator to register it (`sf console {kind} add {ref} PATH`) or to grant you access",
-                )
-            )
+            hint = ("`sf dataset ls` lists the datasets you may read; push your own with `sf dataset push PATH "
+                    "NAME@VERSION`, or ask its owner for access" if kind == "dataset" else
+                    f"ask an operator to register it (`sf console {kind} add {ref} PATH`) or to grant you access")
+            problems.append(Problem(field, code, f"{kind} {ref} is not registered or you may not read it", hint,
+                                    {"got": ref}))
     output = ctx.spec.spec.data.output_dataset
     if output and output in ctx.resolutions.taken_outputs:
         problems.append(

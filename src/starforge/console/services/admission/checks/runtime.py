@@ -1,0 +1,31 @@
+"""Runnable frameworks: the console refuses a job it could not start on a series of its profile (`runtimes.blocker`).
+
+A recipe runs on a series when its framework may run there (GPU-only frameworks need a series with GPUs), its
+file entrypoint has a configured checkout, and a runtime can be built for it (or the console's interpreter has it).
+"""
+
+from __future__ import annotations
+
+from .....contract import Problem
+from ....runtimes import blocker, console_environment
+from ...jobs import series_demand
+from ..context import AdmissionContext
+
+__all__ = ["check_runtime"]
+
+
+def check_runtime(ctx: AdmissionContext) -> list[Problem]:
+    """Refuse, at `spec.framework.kind`, a recipe this console cannot start on one of the job's series."""
+    recipe = ctx.recipe
+    if recipe is None:  # the catalog handshake already refused it
+        return []
+    framework = ctx.spec.spec.framework
+    version = framework.version or recipe.runtime.default_version
+    profile = ctx.profile.split(":", 1)[0].strip()
+    for series in series_demand(ctx.spec, profile):
+        found = blocker(recipe, version, series, settings=ctx.settings.runtimes,
+                        framework_dirs=ctx.settings.framework_dirs, env=console_environment())
+        if found is not None:
+            return [Problem("spec.framework.kind", "framework_unavailable", found.reason, found.hint,
+                            {"got": framework.kind})]
+    return []

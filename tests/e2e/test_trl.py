@@ -1,0 +1,200 @@
+"""TRL end to end on the CPU, with `sf` alone: trl/sft, trl/grpo and trl/dpo trained by the real TRL.
+
+An operator pre-builds the recipes' runtime (`sf console runtime build trl-1.10.0`) into the test cache, outside the
+clone, so it is built once per CI run and reused by every job and every later run; a tiny Llama-style model is built
+from a config with that runtime's interpreter (random weights, a tokenizer trained on the fly: nothing downloaded)
+under a folder the console lists in `model_roots`. A researcher pushes the datasets with `sf dataset push`, creates
+the experiments with `sf new`, sets CPU-sized values in each experiment's config.yaml, submits with `--model <cluster
+path> --train-dataset …`, follows the logs, reads the loss metrics, lists and downloads the artifacts. A second SFT
+job starts from the first one's checkpoint; a NeMo-RL job on the CPU-only deployment is refused at admission.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import SF, Researcher, make_researcher
+from tests.integration.conftest import DEFAULT_CONFIG, RUNTIME_CACHE, ConsoleProcess, make_console
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = "trl-1.10.0"
+JOB_TIMEOUT = 900
+
+# CPU-sized values every experiment sets in its own config.yaml (the recipe's template targets GPUs)
+CPU_CONFIG: dict[str, Any] = {
+    "bf16": False,
+    "gradient_checkpointing": False,
+    "max_steps": 6,
+    "save_steps": 3,
+    "logging_steps": 1,
+    "per_device_train_batch_size": 2,
+    "gradient_accumulation_steps": 1,
+    "learning_rate": 1.0e-3,
+    "report_to": "none",
+    "seed": 7,
+}
+
+
+@dataclass
+class World:
+    """The TRL deployment of this module: its console, the tiny model's cluster path, the data files, a researcher."""
+
+    console: ConsoleProcess
+    model: Path
+    data: Path
+    me: Researcher
+
+
+def _console_config(tmp: Path, models: Path) -> dict[str, Any]:
+    return {**DEFAULT_CONFIG, "model_roots": [str(models)],
+            "runtimes": {"cache_dir": str(RUNTIME_CACHE), "hub_cache": str(tmp / "hub")}}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp("trl")
+    models = tmp / "models"
+    models.mkdir()
+    config = tmp / "console.yaml"
+    config.write_text(yaml.safe_dump(_console_config(tmp, models)), encoding="utf-8")
+    built = subprocess.run([*SF, "console", "runtime", "build", RUNTIME, "--kind", "cpu", "--config", str(config),
+                            "--json"], capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    assert built.returncode == 0, built.stderr[-4000:]
+    runtime = json.loads(built.stdout)
+    python = runtime["interpreter"]
+    made = subprocess.run([python, str(ROOT / "scripts" / "tiny_model.py"), str(models / "tiny-llama"), "--data",
+                           str(tmp / "data")], capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr[-4000:]
+    console = make_console(tmp_path_factory, "sqlite", config=_console_config(tmp, models))
+    console.start()
+    try:
+        me = make_researcher(console, tmp / "researcher", "trl")
+        yield World(console, models / "tiny-llama", tmp / "data", me)
+    finally:
+        console.stop()
+        shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
+
+
+def _push(me: Researcher, path: Path, name: str) -> str:
+    pushed = me.json("dataset", "push", str(path), name)
+    assert pushed["ref"] == f"{me.user}/{name}"
+    return str(pushed["ref"])
+
+
+def _experiment(me: Researcher, name: str, method: str, extra: dict[str, Any] | None = None) -> None:
+    made = me.sf("new", name, "--method", method)
+    assert made.returncode == 0, made.stderr
+    config_file = me.lab / "experiments" / name / "config.yaml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config.update(CPU_CONFIG)
+    config.update(extra or {})
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    me.commit(name)
+
+
+def _submit(me: Researcher, name: str, *args: str) -> str:
+    submitted = me.sf("submit", name, "--profile", "cpu:1", *args)
+    assert submitted.returncode == 0, submitted.stderr
+    match = re.search(r"r-[0-9a-z]{10}", submitted.stdout)
+    assert match, submitted.stdout
+    return match.group(0)
+
+
+def _succeeds(me: Researcher, job_id: str) -> str:
+    followed = me.sf("job", "logs", job_id, timeout=JOB_TIMEOUT)
+    status = me.json("job", "status", job_id)
+    assert status["status"] == "succeeded", (status, followed.stdout[-6000:], followed.stderr[-2000:])
+    assert followed.returncode == 0
+    return followed.stdout
+
+
+def _trained(me: Researcher, job_id: str) -> dict[str, Any]:
+    """Require ≥2 loss points, a registered checkpoint with its step and a registered model; return the artifacts."""
+    series = me.json("job", "metrics", job_id)["metrics"]
+    loss = series.get("train/loss")
+    assert loss is not None, sorted(series)
+    assert len(loss) >= 2, loss
+    listed = me.json("job", "artifacts", job_id)
+    kinds = {a["kind"] for a in listed["artifacts"]}
+    assert {"checkpoint", "model"} <= kinds, listed
+    checkpoints = [a for a in listed["artifacts"] if a["kind"] == "checkpoint"]
+    assert all(isinstance(a["step"], int) and a["step"] > 0 for a in checkpoints), checkpoints
+    return listed
+
+
+def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(world: World, tmp_path: Path) -> None:
+    me = world.me
+    train = _push(me, world.data / "sft.jsonl", "sft-train@1")
+    val = _push(me, world.data / "sft-val.jsonl", "sft-val@1")
+    _experiment(me, "tiny-sft", "trl/sft", {"max_length": 64, "eval_strategy": "steps", "eval_steps": 3})
+    first = _submit(me, "tiny-sft", "--model", str(world.model), "--train-dataset", train, "--val-dataset", val)
+    _succeeds(me, first)
+    _trained(me, first)
+    series = me.json("job", "metrics", first)["metrics"]
+    assert series.get("eval/loss") and series.get("train/learning_rate"), sorted(series)
+
+    downloaded = me.sf("job", "artifacts", first, "--download", str(tmp_path / "got"))
+    assert downloaded.returncode == 0, downloaded.stderr
+    assert list((tmp_path / "got").rglob("config.json")), sorted(p.name for p in (tmp_path / "got").rglob("*"))
+    assert list((tmp_path / "got").rglob("*.safetensors"))
+
+    second = _submit(me, "tiny-sft", "--model", str(world.model), "--train-dataset", train, "--val-dataset", val,
+                     "--init-from", f"run/{first}/checkpoint", "--set", "max_steps=3")
+    logs = _succeeds(me, second)
+    spec = me.json("job", "spec", second)
+    assert spec["spec"]["model"]["init_from"] == f"run/{first}/checkpoint"
+    assert re.search(r"starting from checkpoint-\d+", logs), logs[-4000:]
+
+
+def test_grpo_with_a_tiny_reward_function(world: World) -> None:
+    me = world.me
+    prompts = _push(me, world.data / "prompts.jsonl", "grpo-prompts@1")
+    held_out = _push(me, world.data / "prompts-val.jsonl", "grpo-prompts-val@1")
+    _experiment(me, "tiny-grpo", "trl/grpo", {"max_completion_length": 8, "num_generations": 2,
+                                              "per_device_train_batch_size": 2, "use_vllm": False,
+                                              "reward_funcs": ["rewards.reward_brevity"]})
+    job = _submit(me, "tiny-grpo", "--model", str(world.model), "--train-dataset", prompts, "--val-dataset", held_out)
+    _succeeds(me, job)
+    _trained(me, job)
+
+
+def test_dpo_on_preference_data(world: World) -> None:
+    me = world.me
+    pairs = _push(me, world.data / "preference.jsonl", "dpo-pairs@1")
+    held_out = _push(me, world.data / "preference-val.jsonl", "dpo-pairs-val@1")
+    _experiment(me, "tiny-dpo", "trl/dpo", {"max_length": 64})
+    job = _submit(me, "tiny-dpo", "--model", str(world.model), "--train-dataset", pairs, "--val-dataset", held_out)
+    _succeeds(me, job)
+    _trained(me, job)
+
+
+def test_the_runtime_was_built_once_and_reused(world: World) -> None:
+    listed = subprocess.run([*SF, "console", "runtime", "ls", "--json", "--config", str(world.console.config_file)],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    rows = [r for r in json.loads(listed.stdout)["runtimes"] if r["runtime_id"] == RUNTIME and r["kind"] == "cpu"]
+    assert len(rows) == 1, rows
+    logs = sorted((world.console.state_dir / "runs").rglob("output.log"))
+    assert logs and not any("[runtime]" in p.read_text(errors="replace") for p in logs), \
+        "a job built the runtime again instead of reusing the pre-built one"
+
+
+def test_nemo_rl_on_a_cpu_only_deployment_is_refused_at_admission(world: World) -> None:
+    me = world.me
+    made = me.sf("new", "big-rl", "--method", "nemo-rl/grpo")
+    assert made.returncode == 0, made.stderr
+    me.commit("nemo-rl")
+    refused = me.sf("submit", "big-rl", "--profile", "cpu:1")
+    assert refused.returncode != 0
+    assert "spec.framework.kind" in refused.stderr, refused.stderr
+    assert not [j for j in me.jobs() if j.get("name") == "big-rl"]

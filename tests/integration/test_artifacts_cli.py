@@ -1,0 +1,103 @@
+"""`sf job artifacts` (list and --download, owner only) and failure reasons in `sf job status` and `sf job logs`,
+through the real `sf` against a real console running real tinyrl and custom jobs."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from starforge.client import Console
+from tests.integration import helpers
+from tests.integration.conftest import ConsoleProcess, unique
+from tests.integration.test_cli_account import sf, token_login
+
+
+def _wait(client: Console, job_id: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.job(job_id).status
+        if status in ("succeeded", "failed", "stopped"):
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not end")
+
+
+def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: ConsoleProcess, forge_home: Path,
+                                                                  tmp_path: Path) -> None:
+    token = token_login(console, forge_home, unique("arts"))
+    with console.client(token) as http:
+        spec = helpers.spec_for(http, exp="experiments/arts", hyperparams={"max_num_steps": 4,
+                                                                           "checkpoint_save_period": 2})
+    with Console(console.url, token) as client:
+        job_id = client.submit(spec, helpers.bundle({"experiments/arts/config.yaml": "grpo: {}\n"}),
+                               profile="cpu").job_id
+        assert _wait(client, job_id) == "succeeded"
+
+    listed = sf("job", "artifacts", job_id, "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["artifacts"]
+    steps = sorted(r["step"] for r in rows if r["kind"] == "checkpoint")
+    assert steps == [2, 4]
+    human = sf("job", "artifacts", job_id)
+    assert human.returncode == 0 and "checkpoint" in human.stdout and "STEP" in human.stdout
+
+    target = tmp_path / "fetched"
+    done = sf("job", "artifacts", job_id, "--download", str(target), "--json")
+    assert done.returncode == 0, done.stderr
+    fetched = json.loads(done.stdout)["fetched"]
+    assert {f["kind"] for f in fetched} >= {"checkpoint"}
+    weights = sorted(target.glob("checkpoints/step_*/*"))
+    assert {p.parent.name for p in weights} == {"step_2", "step_4"}
+    run_out = next(console.state_dir.glob(f"runs/*/arts/{job_id}/out"))
+    for path in weights:
+        original = run_out / path.relative_to(target)
+        assert path.read_bytes() == original.read_bytes()
+    npz = next((p for p in weights if p.suffix == ".npz"), None)
+    if npz is not None:
+        assert len(np.load(npz).files) > 0
+
+    again = sf("job", "artifacts", job_id, "--download", str(target))
+    assert again.returncode == 2 and "not an empty folder" in again.stderr
+
+    other_home = tmp_path / "other"
+    other_token = token_login(console, other_home, unique("thief"))
+    assert sf("job", "artifacts", job_id, home=other_home).returncode == 1
+    checkpoint = next(r["path"] for r in rows if r["kind"] == "checkpoint")
+    with console.client(other_token) as http:
+        refused = http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": checkpoint})
+    assert refused.status_code == 404
+    with console.client(token) as http:
+        for bad in ("/etc", "../work", "checkpoints/../../work"):
+            assert http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": bad}).status_code == 404
+
+
+def test_a_failed_job_s_reason_shows_in_status_and_at_the_end_of_logs(console: ConsoleProcess,
+                                                                       forge_home: Path) -> None:
+    token = token_login(console, forge_home, unique("fails"))
+    with console.client(token) as http:
+        spec = helpers.spec_for(http, "custom/custom", exp="experiments/boom")
+        spec["spec"]["framework"]["image"] = "nvcr.io/team/trainer:1.0"
+        spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
+        answer = helpers.submit(http, spec, data=helpers.bundle({"experiments/boom/train.sh": "echo boom\nexit 3\n"}))
+        assert answer.status_code in (200, 202), answer.text
+        job_id = answer.json()["job_id"]
+    with Console(console.url, token) as client:
+        assert _wait(client, job_id) == "failed"
+        reason = str(client.job(job_id).raw["message"])
+    assert reason
+
+    status = sf("job", "status", job_id)
+    assert status.returncode == 0
+    line = next(line for line in status.stdout.splitlines() if line.startswith("reason"))
+    assert " ".join(reason.split()) in line
+
+    logs = sf("job", "logs", job_id)
+    assert logs.returncode == 1 and "boom" in logs.stdout
+    last = logs.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Job {job_id} ended: failed") and " ".join(reason.split()) in last
+    as_json = sf("job", "logs", job_id, "--json")
+    final = json.loads(as_json.stdout.strip().splitlines()[-1])
+    assert final["event"] == "status" and final["data"] == "failed" and final["reason"] == " ".join(reason.split())

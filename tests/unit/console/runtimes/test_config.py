@@ -1,0 +1,63 @@
+"""`runtimes:` of the console configuration: defaults, accepted values, and a SettingsError naming each bad key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from starforge.console.runtimes import RuntimeSettings
+from starforge.console.settings import SettingsError, load_settings
+
+
+def _load(tmp_path: Path, runtimes: object) -> RuntimeSettings:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"runtimes": runtimes}), encoding="utf-8")
+    return load_settings(config, state_dir=tmp_path / "state").runtimes
+
+
+def test_defaults_live_in_the_user_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    settings = load_settings(state_dir=tmp_path / "state").runtimes
+    assert settings.cache_dir == (tmp_path / "xdg" / "starforge" / "runtimes").resolve()
+    assert settings.hub_cache == (tmp_path / "xdg" / "starforge" / "hub").resolve()
+    assert settings.installer == "auto" and settings.cpu_torch == "auto" and settings.cpu_series == ("cpu",)
+
+
+def test_values_are_read(tmp_path: Path) -> None:
+    settings = _load(tmp_path, {"cache_dir": str(tmp_path / "rt"), "installer": "pip", "cpu_torch": "torch==2.13.0+cpu",
+                                "cpu_series": ["cpu", "epyc"], "requires": {"trl-1.10.0": ["peft"]},
+                                "build_workers": 3})
+    assert settings.cache_dir == (tmp_path / "rt").resolve()
+    assert settings.cpu_torch == "torch==2.13.0+cpu"
+    assert settings.cpu_series == ("cpu", "epyc")
+    assert settings.requires == {"trl-1.10.0": ("peft",)}
+    assert settings.build_workers == 3
+
+
+@pytest.mark.parametrize(("raw", "names"), [
+    ({"cache_dri": "/x"}, "unknown keys cache_dri"),
+    ({"installer": "conda"}, "runtimes.installer"),
+    ({"cpu_torch": "numpy==1.0"}, "runtimes.cpu_torch"),
+    ({"cpu_torch": "torch=="}, "runtimes.cpu_torch"),
+    ({"cpu_index_url": "ftp://x"}, "runtimes.cpu_index_url"),
+    ({"cpu_series": "cpu"}, "runtimes.cpu_series"),
+    ({"requires": ["trl"]}, "runtimes.requires"),
+    ({"requires": {"trl-1.10.0": [""]}}, "runtimes.requires.trl-1.10.0"),
+    ({"build_workers": 0}, "runtimes.build_workers"),
+    ({"build_timeout": True}, "runtimes.build_timeout"),
+    ({"console_env": "yes"}, "runtimes.console_env"),
+    ({"cache_dir": ""}, "runtimes.cache_dir"),
+    ("/tmp/cache", "runtimes: must be a mapping"),
+])
+def test_a_bad_value_is_refused_naming_its_key(tmp_path: Path, raw: object, names: str) -> None:
+    with pytest.raises(SettingsError, match=names.replace(".", r"\.")):
+        _load(tmp_path, raw)
+
+
+def test_caches_never_lie_inside_the_state_folder(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="runtimes.cache_dir: .* outside the state directory"):
+        _load(tmp_path, {"cache_dir": str(tmp_path / "state" / "runtimes")})
+    with pytest.raises(SettingsError, match="runtimes.hub_cache"):
+        _load(tmp_path, {"hub_cache": str(tmp_path)})  # holding the state folder
