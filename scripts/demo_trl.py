@@ -65,7 +65,7 @@ def main() -> int:
 
         step("Create a trl/sft experiment with CPU-sized values in its config.yaml, and commit it")
         run([SF, "new", "tiny-sft", "--method", "trl/sft"], cwd=lab, env=env)
-        config_file = lab / "tiny-sft" / "config.yaml"
+        config_file = lab / "experiments" / "tiny-sft" / "config.yaml"
         values = yaml.safe_load(config_file.read_text(encoding="utf-8"))
         values.update(CPU_CONFIG)
         config_file.write_text(yaml.safe_dump(values, sort_keys=False), encoding="utf-8")

@@ -23,7 +23,7 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 # on the 2-core development machine (3 workers; the per-module totals of `--junitxml`); modules not listed take a
 # few seconds at most and keep their collection order behind these. Only the order depends on these figures.
 UNIT_SECONDS: dict[str, float] = {
-    "tests/e2e/test_trl.py": 200,
+    "tests/e2e/test_trl.py": 110,
     "tests/compat/test_official_client.py": 77,
     "tests/e2e/test_researcher_path.py": 47,
     "tests/integration/test_hostile_schemathesis.py": 28,
@@ -32,6 +32,8 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_console_hardening.py": 22,
     "tests/integration/test_job_sandbox.py": 21,
     "tests/integration/test_cli_recipes.py": 18,
+    "tests/integration/test_runtimes.py": 30,
+    "tests/integration/test_datasets.py": 25,
     "tests/integration/test_cli_account.py": 18,
     "tests/security/test_idempotency_restart.py": 15,
     "tests/unit/cli/test_lab_commands.py": 15,

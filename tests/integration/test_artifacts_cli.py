@@ -3,7 +3,9 @@ through the real `sf` against a real console running real tinyrl and custom jobs
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 import time
 from pathlib import Path
 
@@ -72,6 +74,14 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
     with console.client(token) as http:
         for bad in ("/etc", "../work", "checkpoints/../../work"):
             assert http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": bad}).status_code == 404
+        everything = http.get(f"/api/jobs/{job_id}/artifacts/download")  # no path: every artifact, once each
+    assert everything.status_code == 200, everything.text
+    with tarfile.open(fileobj=io.BytesIO(everything.content), mode="r:gz") as archive:
+        names = archive.getnames()
+    assert len(names) == len(set(names))
+    assert {n.split("/")[1] for n in names if n.startswith("checkpoints/")} == {"step_2", "step_4"}
+    with console.client(other_token) as http:
+        assert http.get(f"/api/jobs/{job_id}/artifacts/download").status_code == 404
 
 
 def test_a_failed_job_s_reason_shows_in_status_and_at_the_end_of_logs(console: ConsoleProcess,

@@ -80,7 +80,12 @@ def sandboxed(request: pytest.FixtureRequest) -> Iterator[ConsoleProcess]:
             os.chown(folder, NOBODY, NOBODY)
         prefix, env = as_ordinary_user(home), {"HOME": str(home), "FORGE_HOME": str(home / ".forge")}
     config = {"capacity": {"cpu": 3}, "image_allowlist": ["nvcr.io"], "stop_grace_seconds": 2,
-              "executors": {"local": {"sandbox": "on", "memory_per_slot": "512MiB"}}}
+              "executors": {"local": {"sandbox": "on", "memory_per_slot": "512MiB"}},
+              "runtimes": {"cache_dir": str(base / "runtimes"), "hub_cache": str(base / "hub")}}
+    for folder in (base / "runtimes", base / "hub"):  # the console's own caches, whoever it runs as
+        folder.mkdir()
+        if prefix:
+            os.chown(folder, NOBODY, NOBODY)
     console = ConsoleProcess(state, config=config, prefix=prefix, env=env)
     console.start()
     yield console

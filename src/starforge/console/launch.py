@@ -262,10 +262,14 @@ def _base_env(paths: JobPaths, runtime: JobRuntime | None) -> dict[str, str]:
 def _hub_cache(rt: Runtime, username: str, paths: JobPaths) -> Mount:
     """Return the account's hub cache (created on first use), shown read-write to its jobs only."""
     root = rt.settings.runtimes.hub_cache
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o700)  # one folder per account inside; nobody else on the machine reads them
-    folder = root / username
-    folder.mkdir(mode=0o700, exist_ok=True)
+    try:
+        if not root.is_dir():
+            root.mkdir(mode=0o700, parents=True)  # one folder per account inside; nobody else on the machine reads them
+        folder = root / username
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise LaunchFailure(f"the hub cache {root} cannot hold the account's folder ({exc.strerror}); an operator "
+                            "sets runtimes.hub_cache to a folder the console may write") from exc
     return paths.place_cache("hf", folder)
 
 
