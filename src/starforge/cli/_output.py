@@ -10,13 +10,26 @@ from typing import Any, NoReturn
 
 from starforge.contract import Problem
 
-__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "render_problems_text"]
+__all__ = [
+    "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "human_size",
+    "render_problems_text",
+]
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "dim": "2", "bold": "1", "cyan": "36"}
+
+
+def human_size(value: Any) -> str:
+    """Return a byte count as `1.5 MB` (binary units), or `-` when it is not an integer."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "-"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{value} B"
 
 
 def colour_enabled(stream: Any) -> bool:

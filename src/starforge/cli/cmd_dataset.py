@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, human_size
 from starforge.cli.cmd_job import console_session, render_table
 
 app = typer.Typer(
@@ -29,15 +29,6 @@ def _target(out: Output, text: str) -> tuple[str | None, str, str]:
                                                         "immutable, so pick a new one for new data", code=EXIT_USAGE)
     owner, slash, name = head.rpartition("/")
     return (owner if slash else None), name, version
-
-
-def _size(value: Any) -> str:
-    if not isinstance(value, int) or isinstance(value, bool):
-        return "-"
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value} B"
 
 
 @app.command("push")
@@ -70,7 +61,7 @@ def push(
     ref = str(pushed.get("ref") or "")
     out.emit({"ref": ref}, lambda _: ref)
     if not as_json:
-        out.success(f"Pushed {ref} ({pushed.get('files', '?')} files, {_size(pushed.get('total_bytes'))}, "
+        out.success(f"Pushed {ref} ({pushed.get('files', '?')} files, {human_size(pushed.get('total_bytes'))}, "
                     f"{pushed.get('visibility', 'private')})")
         out.hint(f"train on it with `sf submit <exp> --train-dataset {ref}[:FILE]`")
 
@@ -87,7 +78,7 @@ def ls(as_json: JsonOpt = False) -> None:
             return None
         return render_table(out, ["dataset", "latest", "versions", "files", "size", "visibility"], [
             [r.get("id", ""), r.get("latest", ""), ", ".join(str(v) for v in r.get("versions") or []),
-             r.get("files", "-"), _size(r.get("total_bytes")), r.get("visibility", "")] for r in rows])
+             r.get("files", "-"), human_size(r.get("total_bytes")), r.get("visibility", "")] for r in rows])
 
     out.emit({"datasets": rows}, table)
     if not rows and not as_json:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output, human_size
 
 if TYPE_CHECKING:
     from starforge.client import Console, Job, LogEvent, Metrics
@@ -302,19 +302,10 @@ def spec(job_id: IdArg, as_json: JsonOpt = False) -> None:
     out.emit(admitted, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
 
 
-def _size(value: Any) -> str:
-    if not isinstance(value, int) or isinstance(value, bool):
-        return "-"
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value} B"
-
-
 def _artifacts_text(out: Output, rows: Sequence[dict[str, Any]]) -> str | None:
     if not rows:
         return None
-    table = [[r.get("kind", ""), "-" if r.get("step") is None else r.get("step"), _size(r.get("size_bytes")),
+    table = [[r.get("kind", ""), "-" if r.get("step") is None else r.get("step"), human_size(r.get("size_bytes")),
               r.get("path", "")] for r in rows]
     return render_table(out, ["kind", "step", "size", "path"], table)
 
