@@ -99,6 +99,26 @@ def up(
         Output().abort(str(exc), hint="choose another --port (or `port:` in the config file), or stop what uses it")
 
 
+@app.command("render")
+def render(
+    job_id: Annotated[str, typer.Argument(help="job id, any unambiguous prefix of one, or the experiment name")],
+    kuberay: Annotated[bool, typer.Option("--kuberay", help="a KubeRay RayJob manifest (the only format)")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Print a job rendered for an engine: `--kuberay` prints its RayJob manifest (YAML; `kubectl apply -f -`).
+
+    Asks the console you are logged in to; you see your own jobs (an administrator, every job)."""
+    from starforge.cli.cmd_job import console_session
+
+    out = Output(as_json=as_json)
+    if not kuberay:
+        out.abort("choose what to render", hint="sf console render JOB --kuberay", code=EXIT_USAGE)
+    with console_session(out) as console:
+        job = console.resolve_job(job_id)
+        manifest = console.render(job.ref, "kuberay")
+    out.emit({"job_ref": job.ref, "format": "kuberay", "manifest": manifest}, lambda d: str(d["manifest"]).rstrip("\n"))
+
+
 @token_app.command("create")
 def token_create(
     user: Annotated[str, typer.Option("--user", help="account name (created if missing)")],

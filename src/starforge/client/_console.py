@@ -288,3 +288,9 @@ class Console:
         body = self._get(f"/api/jobs/{_segment(ref)}/jobspec")
         inner = body.get("jobspec")
         return inner if "apiVersion" not in body and isinstance(inner, dict) else body
+
+    def render(self, ref: str, fmt: str = "kuberay") -> str:
+        """Return job `ref` rendered as an engine's document, e.g. its KubeRay RayJob manifest as YAML text
+        (`GET /api/jobs/{ref}/render?format=kuberay`)."""
+        body = self._get(f"/api/jobs/{_segment(ref)}/render" + query(format=fmt))
+        return str(body.get("manifest", ""))

@@ -10,7 +10,9 @@ from typing import Any
 
 from starforge.contract import ProfileEntry
 
+from .engines.kuberay import KubeRayConfig, kuberay_config_from
 from .executors.isolation import IsolationConfig
+from .executors.slurm.config import SlurmSettings, slurm_settings_from
 from .runtimes.config import RuntimeSettings, runtime_settings_from
 
 __all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
@@ -93,11 +95,13 @@ class Settings:
     stop_grace_seconds: float = 10.0
     executor: str = "local"
     local: IsolationConfig = field(default_factory=IsolationConfig)  # `executors.local`: the job sandbox and limits
+    slurm: SlurmSettings = field(default_factory=SlurmSettings)  # `executors.slurm`: series → partitions, scripts
     profile_max_hours: dict[str, float] = field(default_factory=dict)  # wall-time limit per profile (`max_hours`)
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
     model_roots: tuple[str, ...] = ()  # folders whose sub-folders `spec.model.base` may name (none: no cluster paths)
     runtimes: RuntimeSettings = field(default_factory=_default_runtimes)  # recipe runtimes and the hub cache
+    kuberay: KubeRayConfig = field(default_factory=KubeRayConfig)  # `kuberay:`: how RayJob manifests render
     run_background: bool = True
     config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
@@ -247,11 +251,17 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
         elif key == "executors":
             if not isinstance(value, dict):
                 raise SettingsError("executors: must be a mapping, e.g. {local: {sandbox: on}}")
-            unknown = set(value) - {"local"}
+            unknown = set(value) - {"local", "slurm"}
             if unknown:
-                raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} (known: local)")
+                raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} "
+                                    "(known: local, slurm)")
             if "local" in value:
                 out["local"] = _local_executor(value["local"])
+            if "slurm" in value:
+                try:
+                    out["slurm"] = slurm_settings_from(value["slurm"])
+                except ValueError as exc:
+                    raise SettingsError(str(exc)) from exc
         elif key == "port":
             if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
                 raise SettingsError("port: must be a TCP port number (1-65535)")
@@ -270,6 +280,11 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
                 raise SettingsError("capacity: must map series names to slot counts (integers ≥ 0)")
             out["capacity"] = {str(k): int(v) for k, v in value.items()}
+        elif key == "kuberay":
+            try:
+                out["kuberay"] = kuberay_config_from(value)
+            except ValueError as exc:
+                raise SettingsError(str(exc)) from exc
         elif key == "model_roots":
             out["model_roots"] = _model_roots(value)
         elif key == "runtimes":

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import artifact_downloads, job_control, job_reads, submissions
+from ...services import artifact_downloads, job_control, job_reads, job_render, submissions
 from ...services.accounts import UserView
 from ...services.audit import MAX_ADMISSIONS_LIMIT
 from ...services.job_queries import MAX_LIST_LIMIT
@@ -90,6 +90,13 @@ def download_artifact(ref: str, path: str = Query("", description="the artifact'
     found = artifact_downloads.open_download(rt=rt, user=user, ref=ref, path=path)
     return StreamingResponse(found.chunks(), media_type="application/gzip",
                              headers={"Content-Disposition": f'attachment; filename="{found.filename}"'})
+
+
+@router.get("/api/jobs/{ref}/render")
+def render(ref: str, fmt: str = Query("kuberay", alias="format", description="kuberay: a KubeRay RayJob manifest"),
+           user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return `{job_ref, format, manifest}`: the job rendered as an engine's document (YAML text in `manifest`)."""
+    return job_render.render(rt=rt, user=user, ref=ref, fmt=fmt)
 
 
 @router.get("/api/jobs/{ref}/metrics")
