@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import uuid
 from typing import Any
 
@@ -92,3 +93,18 @@ def submit(
         "Idempotency-Key": key or uuid.uuid4().hex,
     }
     return client.post("/api/jobs", content=body, headers=headers)
+
+
+TERMINAL = frozenset({"succeeded", "failed", "stopped"})
+
+
+def wait_for_end(api: httpx.Client, job: str, timeout: float = 120) -> dict[str, Any]:
+    """Poll `GET /api/job` until the job reaches a final status and return its row (AssertionError on timeout)."""
+    deadline = time.monotonic() + timeout
+    row: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        row = dict(api.get("/api/job", params={"id": job}).json())
+        if row["status"] in TERMINAL:
+            return row
+        time.sleep(0.2)
+    raise AssertionError(f"job {job} did not end within {timeout:.0f} s: {row.get('status')}")

@@ -9,12 +9,9 @@ import json
 import subprocess
 import sys
 import tarfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from tests.integration import helpers
@@ -237,14 +234,6 @@ EOF
 """
 
 
-def _wait(api: httpx.Client, job: str, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = dict(api.get("/api/job", params={"id": job}).json())
-        if row["status"] in ("succeeded", "failed", "stopped"):
-            return row
-        time.sleep(0.2)
-    raise AssertionError(f"job {job} did not end")
 
 
 def test_a_job_reads_its_datasets_and_model_and_cannot_write_them(console: ConsoleProcess, models: Path,
@@ -270,7 +259,7 @@ def test_a_job_reads_its_datasets_and_model_and_cannot_write_them(console: Conso
         answer = helpers.submit(api, spec, data=helpers.bundle({"experiments/reader/train.sh": script}))
         assert answer.status_code in (200, 202), answer.text
         job = answer.json()["job_id"]
-        row = _wait(api, job)
+        row = helpers.wait_for_end(api, job)
     output = (console.state_dir / "runs" / user / "reader" / job / "logs" / "output.log").read_text(errors="replace")
     assert row["status"] == "succeeded", output[-3000:]
     found = json.loads(next(line for line in output.splitlines() if line.startswith("READER "))[7:])

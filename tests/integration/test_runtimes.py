@@ -8,7 +8,6 @@ import base64
 import hashlib
 import json
 import subprocess
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ import yaml
 
 from starforge.console.runtimes import RuntimeCache
 from tests.integration.conftest import DEFAULT_CONFIG, SF, ConsoleProcess, make_console, unique
-from tests.integration.helpers import bundle, spec_for, submit
+from tests.integration.helpers import bundle, spec_for, submit, wait_for_end
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "src/starforge/recipes/builtin/tinyrl/grpo/template/config.yaml"
-TERMINAL = {"succeeded", "failed", "stopped"}
 RUNTIME = "tinyrl-1.0.0"
 
 
@@ -76,14 +74,6 @@ def _toy(api: httpx.Client, name: str) -> str:
     return str(response.json()["job_id"])
 
 
-def _wait(api: httpx.Client, job: str, timeout: float = 300) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = api.get("/api/job", params={"id": job}).json()
-        if row["status"] in TERMINAL:
-            return dict(row)
-        time.sleep(0.2)
-    raise AssertionError(f"job {job} did not finish: {row}")
 
 
 def _transitions(row: dict[str, Any]) -> list[tuple[str, str]]:
@@ -99,7 +89,7 @@ def _log(api: httpx.Client, job: str) -> str:
 def test_jobs_prepare_one_runtime_run_on_it_and_later_jobs_reuse_it(built: ConsoleProcess) -> None:
     with _api(built) as api:
         first, second = _toy(api, "first"), _toy(api, "second")  # both wait for the one build
-        rows = [_wait(api, first), _wait(api, second)]
+        rows = [wait_for_end(api, timeout=300, job=first), wait_for_end(api, timeout=300, job=second)]
         for row in rows:
             assert row["status"] == "succeeded", (row["message"], _log(api, row["run_id"])[-3000:])
             steps = _transitions(row)
@@ -112,7 +102,7 @@ def test_jobs_prepare_one_runtime_run_on_it_and_later_jobs_reuse_it(built: Conso
             assert "sfprobe-0.1" in log  # the installer's own output
         records = RuntimeCache(Path(built.config_file.read_text().split("cache_dir: ")[1].split()[0])).records()
         assert [(r.runtime_id, r.kind) for r in records] == [(RUNTIME, "cpu")]  # built once, for both
-        third = _wait(api, _toy(api, "third"))
+        third = wait_for_end(api, timeout=300, job=_toy(api, "third"))
         assert third["status"] == "succeeded", third
         assert [s for s, _ in _transitions(third)] == ["submitted", "running", "succeeded"]  # no second build
         assert "[runtime]" not in _log(api, third["run_id"])
@@ -123,7 +113,7 @@ def test_a_failed_build_fails_its_job_with_the_installers_error(tmp_path_factory
     try:
         with _api(proc) as api:
             job = _toy(api, "broken")
-            row = _wait(api, job)
+            row = wait_for_end(api, timeout=300, job=job)
             assert row["status"] == "failed", row
             reason = row["message"]
             assert reason.startswith("the runtime tinyrl-1.0.0 (python 3.11, cpu) could not be built: ERROR:"), reason
@@ -177,4 +167,4 @@ def test_operators_build_and_list_runtimes_without_a_console(built: ConsoleProce
 def _wait_built(console: ConsoleProcess) -> None:
     """Make sure the module's console has built its runtime (when this test runs alone)."""
     with _api(console) as api:
-        assert _wait(api, _toy(api, "cli"))["status"] == "succeeded"
+        assert wait_for_end(api, timeout=300, job=_toy(api, "cli"))["status"] == "succeeded"
