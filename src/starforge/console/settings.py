@@ -235,12 +235,22 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
 
 
 def _check_caches(settings: Settings) -> None:
-    """Refuse caches inside the state folder (jobs see caches, never the state) or holding it."""
-    state = settings.state_dir
-    for key, path in (("cache_dir", settings.runtimes.cache_dir), ("hub_cache", settings.runtimes.hub_cache)):
+    """Refuse caches that nest in the state folder or in each other (links resolved).
+
+    Jobs are shown the hub cache read-write (one folder per account) and the runtime cache read-only: a runtime cache
+    inside the hub cache would let an account named like its folder write every runtime, and either inside the state
+    folder would show jobs the console's state.
+    """
+    state = settings.state_dir.resolve()
+    runtimes = settings.runtimes.cache_dir.resolve()
+    hub = settings.runtimes.hub_cache.resolve()
+    for key, path in (("cache_dir", runtimes), ("hub_cache", hub)):
         if path == state or path.is_relative_to(state) or state.is_relative_to(path):
             raise SettingsError(f"runtimes.{key}: {path} must lie outside the state directory {state} (jobs are "
                                 "shown the caches, and must never see the state directory)")
+    if hub == runtimes or hub.is_relative_to(runtimes) or runtimes.is_relative_to(hub):
+        raise SettingsError(f"runtimes.hub_cache ({hub}) and runtimes.cache_dir ({runtimes}) must not nest: jobs write "
+                            "their account's hub cache and must never write a runtime")
 
 
 def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,10 @@ from typing import Any
 from ._grammar import is_cluster_path
 from ._model import DataSplit, JobSpec
 
-__all__ = ["RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
+__all__ = ["INGEST_TOKEN_VARIABLE", "RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
+
+# the job's run token: a secret, never written into a rendered script or manifest (engines pass it another way)
+INGEST_TOKEN_VARIABLE = "STARFORGE_TOKEN"
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Inline secrets may not impersonate platform identity, ingest credentials or the recipe identity.
@@ -141,7 +144,7 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
     if binding.ingest_endpoint and binding.ingest_token:
         env["STARFORGE_ENDPOINT"] = binding.ingest_endpoint
         env["STARFORGE_RUN_ID"] = binding.run_id
-        env["STARFORGE_TOKEN"] = binding.ingest_token
+        env[INGEST_TOKEN_VARIABLE] = binding.ingest_token
     if binding.judge_endpoint:
         env["STARFORGE_JUDGE_ENDPOINT"] = binding.judge_endpoint
         env["STARFORGE_JUDGE_TOKEN"] = binding.judge_token

@@ -68,6 +68,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _inside(workdir: Path, relative: str) -> Path:
+    """Return `workdir/relative`, refusing (OSError) a path that leaves it or passes through a link.
+
+    The job's own code ran in this folder before a later start, and may have planted links where forge-launch writes.
+    """
+    target = workdir / relative
+    current = workdir
+    for part in Path(relative).parts[:-1]:
+        if part in ("..", "/") or part.startswith("/"):
+            raise OSError(f"{relative} leaves the work folder")
+        current = current / part
+        if current.is_symlink():
+            raise OSError(f"{current.relative_to(workdir)} is a link; forge-launch never writes through one")
+    return target
+
+
 class Launcher:
     """One launch: the five steps of `forge-launch`, with lifecycle reports and `[forge-launch]` status lines."""
 
@@ -164,19 +180,21 @@ class Launcher:
         argv, adapted = build_command(plan, sys.executable, self.environ)
         try:
             for relative, text in adapted.files.items():
-                target = self.workdir / relative
+                target = _inside(self.workdir, relative)
                 target.parent.mkdir(parents=True, exist_ok=True)
+                if target.is_symlink():
+                    target.unlink()
                 target.write_text(text, encoding="utf-8")
                 self.say(f"wrote {relative} ({plan.config.mode})")
-            if adapted.links and (self.workdir / SPLITS_DIR).exists():
-                shutil.rmtree(self.workdir / SPLITS_DIR)  # links of an earlier start must not add stale splits
+            splits = _inside(self.workdir, SPLITS_DIR)
+            if splits.exists() or splits.is_symlink():  # an earlier start's links must not add stale splits
+                splits.unlink() if splits.is_symlink() else shutil.rmtree(splits)
             for relative, location in adapted.links.items():
-                link = self.workdir / relative
+                link = _inside(self.workdir, relative)
                 link.parent.mkdir(parents=True, exist_ok=True)
-                if link.is_symlink() or link.exists():
-                    link.unlink()
                 link.symlink_to(location)
-                self.say(f"linked {relative} -> {location}")
+            if adapted.links:
+                self.say(f"linked {len(adapted.links)} data file(s) under {SPLITS_DIR}")
         except OSError as exc:
             self.say(f"cannot prepare the framework config: {exc}")
             self._lifecycle(EVENT_FAILED, reason="start_failed", exit_code=1,

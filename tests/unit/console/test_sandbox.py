@@ -59,6 +59,16 @@ def test_job_paths_mirror_the_run_under_the_sandbox_root(tmp_path: Path) -> None
     assert off.out == str(tmp_path / "runs" / "bob" / "exp" / "r-1" / "out") and off.inputs is None
 
 
+def test_a_job_runtime_never_shows_the_state_folder(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    iso = Isolation(state, IsolationConfig(sandbox=True))
+    run = state / "runs" / "bob" / "exp" / "r-0000000001"
+    venv = tmp_path / "cache" / "venv"
+    # a venv's sys.path may name any folder (a `.pth` file): the state folder, a folder holding it, one inside it
+    view = iso.view(run, iso.job_paths(run), "/forge/w", (), (), job_runtime=(venv, state, tmp_path, state / "runs"))
+    assert [source for source, _ in view.ro] == [venv]
+
+
 def test_limits_scale_with_slots_and_fall_back_to_rlimits_and_affinity() -> None:
     iso = Isolation(Path("/x"), IsolationConfig(), memory_per_slot=1 << 30, cpus_per_slot=2.0)
     limits = iso.limits_for(3, (0, 1), 60.0)

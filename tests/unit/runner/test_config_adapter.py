@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import yaml
@@ -114,3 +115,29 @@ def test_a_second_start_leaves_no_stale_split(job: Job, tmp_path: Path) -> None:
     del job.env["FORGE_VAL_DATA"]
     assert job.launch().returncode == 0
     assert sorted(p.name for p in (job.workdir / SPLITS_DIR).iterdir()) == ["train"]
+
+
+def test_forge_launch_never_writes_through_a_link_the_job_planted(job: Job, tmp_path: Path) -> None:
+    train = tmp_path / "t.jsonl"
+    train.write_text("{}\n")
+    plan = json.dumps(launch_plan(argv=["{python}", "job.py"], config=trl_plan().to_dict()))
+    (job.workdir / ".starforge" / "launch.json").write_text(plan, encoding="utf-8")
+    job.env.update(FORGE_TRAIN_DATA=str(train))
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "train").mkdir(parents=True)
+    (elsewhere / "train" / "keep.txt").write_text("precious")
+    (job.workdir / SPLITS_DIR).parent.mkdir(parents=True, exist_ok=True)
+    (job.workdir / SPLITS_DIR).symlink_to(elsewhere)  # the job's code replaced the data folder by a link
+    assert job.launch().returncode == 0  # the link itself is removed, never what it points at
+    assert (elsewhere / "train" / "keep.txt").read_text() == "precious"
+    assert not (job.workdir / SPLITS_DIR).is_symlink() and (job.workdir / SPLITS_DIR / "train").is_dir()
+
+    outside = tmp_path / "outside"  # now the whole `.starforge` folder is a link: nothing is written through it
+    outside.mkdir()
+    for name in ("launch.json", "jobspec.json"):
+        shutil.copy(job.workdir / ".starforge" / name, outside / name)
+    shutil.rmtree(job.workdir / ".starforge")
+    (job.workdir / ".starforge").symlink_to(outside)
+    done = job.launch()
+    assert done.returncode != 0 and b"is a link" in done.stderr + done.stdout
+    assert sorted(p.name for p in outside.iterdir()) == ["jobspec.json", "launch.json"]

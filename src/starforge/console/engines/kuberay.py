@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ...contract import Binding, BindingError, JobSpec, spec_to_env
+from ...contract import INGEST_TOKEN_VARIABLE, Binding, BindingError, JobSpec, spec_to_env
 from ...wire import INGEST_ROOT
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 TOKEN_KEY = "token"  # the key of the run token inside the run Secret
-TOKEN_ENV = "STARFORGE_TOKEN"
+TOKEN_ENV = INGEST_TOKEN_VARIABLE
 DEFAULT_IMAGE = "starforge/ray-job:latest"  # an image with Ray and StarForge; deployments publish their own
 WORK_MOUNT = "/starforge/work"  # where the submitter unpacks the work folder (runtime_env.working_dir)
 _LABEL_PREFIX = "starforge.dev"

@@ -153,11 +153,14 @@ class Isolation:
              job_runtime: tuple[Path, ...] = (), caches: tuple[tuple[Path, str], ...] = ()) -> View:
         """Return what the job of `run_dir` sees: runtimes and inputs read-only, its folders and caches read-write.
 
-        `job_runtime` adds the folders of the job's own runtime (a built venv) to the console's, where they are.
+        `job_runtime` adds the folders of the job's own runtime (a built venv) to the console's, where they are — never
+        one that is or holds the state folder (a venv's `sys.path` can name any folder through a `.pth` file).
         """
         rw = tuple((run_dir / name, f"{paths.run_dir}/{name}") for name in ("work", "out", "logs")) + caches
         shown = {*self.runtime}
-        extra = tuple(p for p in job_runtime if not any(p == o or p.is_relative_to(o) for o in shown))
+        state = self.storage_root
+        extra = tuple(p for p in job_runtime if not any(p == o or p.is_relative_to(o) for o in shown)
+                      and not (state.is_relative_to(p) or p.is_relative_to(state)))
         runtime = tuple((p, str(p)) for p in (*self.runtime, *extra))
         return View(cwd=cwd, rw=rw, ro=runtime + ro, ro_fds=ro_fds, masked=self.masked, devices=devices,
                     tmp=run_dir / "tmp")

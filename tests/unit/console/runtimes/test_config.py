@@ -61,3 +61,20 @@ def test_caches_never_lie_inside_the_state_folder(tmp_path: Path) -> None:
         _load(tmp_path, {"cache_dir": str(tmp_path / "state" / "runtimes")})
     with pytest.raises(SettingsError, match="runtimes.hub_cache"):
         _load(tmp_path, {"hub_cache": str(tmp_path)})  # holding the state folder
+
+
+@pytest.mark.parametrize("caches", [
+    {"cache_dir": "STATE/runtimes"},  # jobs would see the state folder
+    {"hub_cache": "STATE/hub"},
+    {"hub_cache": "TMP/c", "cache_dir": "TMP/c/runtimes"},  # an account named `runtimes` would write every runtime
+    {"hub_cache": "TMP/c/hub", "cache_dir": "TMP/c"},
+    {"hub_cache": "LINK/runtimes", "cache_dir": "TMP/c/runtimes"},  # the same folder through a link
+])
+def test_caches_never_nest_in_the_state_folder_or_in_each_other(tmp_path: Path, caches: dict[str, str]) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "c")
+    where = {"STATE": str(tmp_path / "state"), "TMP": str(tmp_path), "LINK": str(tmp_path / "link")}
+    values = {key: path.replace(path.split("/")[0], where[path.split("/")[0]], 1) for key, path in caches.items()}
+    with pytest.raises(SettingsError, match=r"runtimes\.(cache_dir|hub_cache)"):
+        _load(tmp_path, values)
+    _load(tmp_path, {"hub_cache": str(tmp_path / "c" / "hub"), "cache_dir": str(tmp_path / "c" / "runtimes")})

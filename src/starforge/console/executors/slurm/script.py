@@ -3,7 +3,9 @@
 A job runs `argv` through `srun` (one task per node; on several nodes with a torchrun-style rendezvous in the
 environment), or, for a recipe launched through Ray, starts a Ray cluster over its nodes and runs `argv` once as
 the driver. Several pools become a heterogeneous job (one component per pool). Every environment value is exported
-shell-quoted; nothing is interpreted by the shell except what this module writes itself.
+shell-quoted; nothing is interpreted by the shell except what this module writes itself. The run token is never
+written into the script: it is read at start from `<run_dir>/run-token` (`TOKEN_FILE`), which the executor writes
+with mode 0600 next to the script, so the script can be kept, shown and accounted by Slurm without the secret.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ....contract import INGEST_TOKEN_VARIABLE
 from ..base import JobRefused
 from ..local import OUTPUT
 from .config import SlurmSeries, SlurmSettings
 
-__all__ = ["SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
+__all__ = ["TOKEN_FILE", "SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
+
+TOKEN_FILE = "run-token"  # in the run folder, mode 0600: the job's run token, read by the script at start
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH = re.compile(r"/[A-Za-z0-9_.,:@+/=-]*")  # a path written unquoted on an `#SBATCH` line (no %, no spaces)
@@ -218,7 +223,10 @@ def render_batch(job: SlurmJob, settings: SlurmSettings) -> str:
     lines += [
         f"# StarForge run {_NAME.sub('-', job.run_id)}: written by the console, submitted with sbatch",
         "set -euo pipefail",
-        *(f"export {name}={shlex.quote(value)}" for name, value in sorted(job.env.items())),
+        *(f"export {name}={shlex.quote(value)}" for name, value in sorted(job.env.items())
+          if name != INGEST_TOKEN_VARIABLE),
+        *([f'export {INGEST_TOKEN_VARIABLE}="$(cat -- {shlex.quote(posixpath.join(job.run_dir, TOKEN_FILE))})"']
+          if INGEST_TOKEN_VARIABLE in job.env else []),
         f"cd -- {shlex.quote(job.cwd)}",
     ]
     lines += (_ray if job.uses_ray else _plain)(job, settings, opts, prefix)

@@ -14,7 +14,7 @@
 set -euo pipefail
 export FORGE_RUN_ID=r-0123456789
 export HF_HOME=/shared/hub/alice
-export STARFORGE_RUN_TOKEN=sf-run-token-3c9f
+export STARFORGE_TOKEN="$(cat -- /shared/state/runs/alice/exp/r-0123456789/run-token)"
 cd -- /shared/state/runs/alice/exp/r-0123456789/work
 # one node: the command runs as a single task
 srun --nodes=1 --ntasks=1 /shared/starforge/runtimes/rt-1/bin/python -m starforge.runner --plan /shared/state/runs/alice/exp/r-0123456789/work/.starforge/plan.json

@@ -17,7 +17,7 @@
 set -euo pipefail
 export FORGE_RUN_ID=r-0123456789
 export HF_HOME=/shared/hub/alice
-export STARFORGE_RUN_TOKEN=sf-run-token-3c9f
+export STARFORGE_TOKEN="$(cat -- /shared/state/runs/alice/exp/r-0123456789/run-token)"
 cd -- /shared/state/runs/alice/exp/r-0123456789/work
 # Ray-on-Slurm: a Ray head on the first node, workers on the others, then the driver once
 hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")

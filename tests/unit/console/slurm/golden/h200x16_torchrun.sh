@@ -17,7 +17,7 @@
 set -euo pipefail
 export FORGE_RUN_ID=r-0123456789
 export HF_HOME=/shared/hub/alice
-export STARFORGE_RUN_TOKEN=sf-run-token-3c9f
+export STARFORGE_TOKEN="$(cat -- /shared/state/runs/alice/exp/r-0123456789/run-token)"
 cd -- /shared/state/runs/alice/exp/r-0123456789/work
 # several nodes: one task per node, with a torchrun-style rendezvous (the first node is the master)
 hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
