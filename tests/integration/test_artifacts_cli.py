@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 import time
 from pathlib import Path
@@ -57,9 +58,8 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
     for path in weights:
         original = run_out / path.relative_to(target)
         assert path.read_bytes() == original.read_bytes()
-    npz = next((p for p in weights if p.suffix == ".npz"), None)
-    if npz is not None:
-        assert len(np.load(npz).files) > 0
+    npz = next(p for p in weights if p.suffix == ".npz")
+    assert len(np.load(npz).files) > 0
 
     again = sf("job", "artifacts", job_id, "--download", str(target))
     assert again.returncode == 2 and "not an empty folder" in again.stderr
@@ -80,6 +80,13 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
         names = archive.getnames()
     assert len(names) == len(set(names))
     assert {n.split("/")[1] for n in names if n.startswith("checkpoints/")} == {"step_2", "step_4"}
+    shutil.rmtree(run_out / "checkpoints" / "step_2")  # rotated away after it was registered
+    with console.client(token) as http:
+        rest = http.get(f"/api/jobs/{job_id}/artifacts/download")
+        gone = http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": "checkpoints/step_2"})
+    assert rest.status_code == 200 and gone.status_code == 404
+    with tarfile.open(fileobj=io.BytesIO(rest.content), mode="r:gz") as archive:
+        assert {n.split("/")[1] for n in archive.getnames() if n.startswith("checkpoints/")} == {"step_4"}
     with console.client(other_token) as http:
         assert http.get(f"/api/jobs/{job_id}/artifacts/download").status_code == 404
 

@@ -15,7 +15,7 @@ import httpx
 
 from ._auth import refresh
 from ._config import Credentials, ForgeHome, normalise_server
-from ._errors import NotFound, NotLoggedIn, Rejected, error_from_response
+from ._errors import ConsoleError, NotFound, NotLoggedIn, Rejected, error_from_response
 from ._http import Http, query
 from ._jobs import Job, find_exact, resolve
 from ._logs import follow_logs
@@ -31,7 +31,7 @@ from ._models import (
     User,
 )
 from ._sse import LogEvent
-from ._transfer import file_chunks, pack_path, unpack_archive
+from ._transfer import DOWNLOAD_LIMITS, file_chunks, pack_path, unpack_archive
 
 __all__ = ["Console"]
 
@@ -250,7 +250,13 @@ class Console:
                 if not response.is_success:
                     response.read()
                     raise error_from_response(response.status_code, response.content)
+                received = 0
                 for chunk in response.iter_bytes():
+                    received += len(chunk)
+                    if received > DOWNLOAD_LIMITS.max_bytes:  # checked while receiving: never fill the disk first
+                        raise ConsoleError(f"the download of {path!r} is larger than "
+                                           f"{DOWNLOAD_LIMITS.max_bytes >> 30} GiB; it was stopped",
+                                           hint="fetch the artifact from the console machine instead")
                     spool.write(chunk)
             spool.seek(0)
             return unpack_archive(spool, Path(dest))

@@ -6,6 +6,7 @@ module (only `Trainer` and `TrainerCallback`, the two names `install` touches) c
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import types
@@ -29,11 +30,14 @@ def make_run(ingest: IngestServer, out: Path) -> Run:
     return Run(client, out_dir=out, flush_interval=60)
 
 
-def test_the_package_imports_without_torch_or_transformers() -> None:
-    code = "import sys, starforge.trainers, starforge.trainers.trl_entry; " \
-           "print(sorted(m for m in ('torch', 'transformers', 'trl') if m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+def test_the_package_imports_without_torch_or_transformers(tmp_path: Path) -> None:
+    # stand-ins that fail on import, first on the path: an eager import anywhere in the package would fail the test
+    for name in ("torch", "transformers", "trl"):
+        (tmp_path / f"{name}.py").write_text(f"raise ImportError('{name} imported eagerly')\n", encoding="utf-8")
+    code = "import starforge.trainers, starforge.trainers.trl_entry; print('ok')"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_trainer_logs_become_starforge_metrics() -> None:

@@ -31,16 +31,19 @@ def build_ahead(runtimes: Runtimes, catalog: Any, runtime_id: str, kind: str, lo
     """Build runtime `runtime_id` for series of `kind` (or find it built); raise UnknownRuntime or BuildFailed."""
     if kind not in KINDS:
         raise UnknownRuntime(f"unknown kind {kind!r} (use {' or '.join(KINDS)})")
-    requirements, frameworks = catalog_requirements(catalog, runtime_id, runtimes.settings)
+    sets, frameworks = catalog_requirements(catalog, runtime_id, runtimes.settings)
     if not frameworks:
         known = sorted({v.runtime_id for r in catalog.recipes for v in r.runtime.versions.values() if v.runtime_id})
         raise UnknownRuntime(f"no recipe of the served catalog uses runtime {runtime_id!r} "
                              f"(known: {', '.join(known) or 'none'})")
-    if not requirements:
+    if not sets:
         raise UnknownRuntime(f"runtime {runtime_id} declares no requirements: its jobs run on the console's "
                              f"interpreter (add some under runtimes.requires.{runtime_id})")
-    spec = runtimes.spec_for(runtime_id, requirements, kind)
-    if runtimes.settings.console_env and not runtimes.missing(requirements, kind):
-        log(f"note: the console's environment satisfies {', '.join(requirements)}, so its jobs run on the "
-            "console's interpreter; building the runtime anyway")
-    return runtimes.build(spec, log, force=force)
+    record: RuntimeRecord | None = None
+    for requirements in sets:  # one venv per distinct set: exactly the one a job of each variant looks up
+        if runtimes.settings.console_env and not runtimes.missing(requirements, kind):
+            log(f"note: the console's environment satisfies {', '.join(requirements)}, so its jobs run on the "
+                "console's interpreter; building the runtime anyway")
+        record = runtimes.build(runtimes.spec_for(runtime_id, requirements, kind), log, force=force)
+    assert record is not None
+    return record

@@ -53,17 +53,20 @@ def variant_requirements(recipe: Any, version: str, settings: RuntimeSettings) -
     return tuple(dict.fromkeys((*variant.requires, *extra)))
 
 
-def catalog_requirements(catalog: Any, runtime_id: str, settings: RuntimeSettings) -> tuple[tuple[str, ...], list[str]]:
-    """Return a runtime id's requirements over every recipe variant that names it, and the frameworks using it."""
-    requirements: list[str] = []
+def catalog_requirements(catalog: Any, runtime_id: str,
+                         settings: RuntimeSettings) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Return the distinct requirement sets of the recipe variants naming a runtime id — each exactly what a job of
+    that variant builds (`variant_requirements`) — and the frameworks using it."""
+    sets: list[tuple[str, ...]] = []
     frameworks: list[str] = []
     for recipe in catalog.recipes:
-        for variant in recipe.runtime.versions.values():
+        for version, variant in recipe.runtime.versions.items():
             if variant.runtime_id == runtime_id:
-                requirements.extend(variant.requires)
                 frameworks.append(recipe.framework)
-    requirements.extend(settings.requires.get(runtime_id, ()))
-    return tuple(dict.fromkeys(requirements)), list(dict.fromkeys(frameworks))
+                requirements = variant_requirements(recipe, version, settings)
+                if requirements and requirements not in sets:
+                    sets.append(requirements)
+    return sets, list(dict.fromkeys(frameworks))
 
 
 def blocker(recipe: Any, version: str, series: str, *, settings: RuntimeSettings,

@@ -59,7 +59,7 @@ def open_download(rt: Runtime, *, user: UserView, ref: str, path: str) -> Artifa
             continue
         relative = Path(os.path.realpath(artifact.path)).relative_to(out).as_posix()
         if path in (artifact.path, relative) and relative != ".":
-            os.close(artifact_archive.open_beneath(out, relative))  # gone or swapped for a link: 404 now
+            os.close(artifact_archive.open_beneath(out, relative))  # gone or swapped for a link: 404 now, not mid-stream
             name = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("/", "-"))[:120]  # a safe header value
             return ArtifactDownload(out, (relative,), f"{run_id}-{name}.tar.gz")
     remote = next((a.path for a in registered if a.path == path and artifacts.is_remote(a.path)), None)
@@ -79,7 +79,16 @@ def _everything(run_id: str, run_dir: str, registered: list[artifacts.ArtifactVi
         if artifacts.is_remote(artifact.path) or not artifacts.inside_out_folder(artifact.path, run_dir):
             continue
         relative = Path(os.path.realpath(artifact.path)).relative_to(out).as_posix()
-        if relative != ".":
+        if relative != "." and _still_there(out, relative):  # a rotated-away checkpoint is left out, not a 404
             found.append(relative)
     kept = [r for r in sorted(set(found)) if not any(r.startswith(f"{o}/") for o in found)]
     return ArtifactDownload(out, tuple(kept), f"{run_id}-artifacts.tar.gz")
+
+
+def _still_there(out: Path, relative: str) -> bool:
+    """Return True when `relative` is still a file or folder of the output folder, reached without a link."""
+    try:
+        os.close(artifact_archive.open_beneath(out, relative))
+    except NotFound:
+        return False
+    return True

@@ -55,11 +55,15 @@ def test_builds_from_several_caches_share_the_file_lock(tmp_path: Path) -> None:
     gate = threading.Event()
     installer = _Installer(gate)
     caches = [RuntimeCache(tmp_path / "cache") for _ in range(3)]  # e.g. a console and `sf console runtime build`
-    waited: list[str] = []
+    another_waits = threading.Event()
+
+    def log(line: str) -> None:
+        if "waiting for it" in line:
+            another_waits.set()
+
     with ThreadPoolExecutor(3) as pool:
-        futures = [pool.submit(c.build, SPEC, lambda: installer, waited.append) for c in caches]
-        while not any("waiting for it" in line for line in list(waited)):
-            threading.Event().wait(0.01)
+        futures = [pool.submit(c.build, SPEC, lambda: installer, log) for c in caches]
+        assert another_waits.wait(timeout=30), "no second build waited for the first"
         gate.set()
         records = [f.result(timeout=30) for f in futures]
     assert installer.installs == 1 and len(set(records)) == 1
