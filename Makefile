@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[console,dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[console,dev,ray]'
 	@touch $(STAMP)
 
 install: $(STAMP)

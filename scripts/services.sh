@@ -2,13 +2,19 @@
 # Provision what the suites need, on loopback only:
 #   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, user `starforge` with a password
 #   (jobs share the machine's network, so no database ever trusts loopback);
-#   bubblewrap (Debian's package), the job sandbox of the local executor.
+#   bubblewrap (Debian's package), the job sandbox of the local executor;
+#   a one-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATE="$(pwd)/.services"
 PGPORT="${STARFORGE_PG_PORT:-55432}"
 PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
+
+# shellcheck source=scripts/services_slurm.sh
+. "$(dirname "$0")/services_slurm.sh"
+# shellcheck source=scripts/services_ray.sh
+. "$(dirname "$0")/services_ray.sh"
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -57,11 +63,15 @@ up() {
   local password; password="$(cat "$password_file" 2>/dev/null || true)"
   echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge:$password@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
   echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
+  slurm_up  # each appends its addresses to .services/env
+  ray_up
 }
 
 down() {
   local bin; bin="$(pg_bin)"
   if [ -n "$bin" ] && running; then as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null; fi
+  ray_down
+  slurm_down
   rm -f "$STATE/env"
   echo "services: stopped"
 }
@@ -69,6 +79,8 @@ down() {
 status() {
   if [ -n "$(pg_bin)" ] && running; then echo "postgresql: up on 127.0.0.1:$PGPORT"; else echo "postgresql: down"; fi
   if command -v bwrap >/dev/null 2>&1; then echo "bubblewrap: $(command -v bwrap)"; else echo "bubblewrap: missing"; fi
+  slurm_status
+  ray_status
 }
 
 case "${1:-up}" in

@@ -1,8 +1,12 @@
-"""The executor conformance suite: every executor must pass it (here: the local executor, sandboxed and not).
+"""The executor conformance suite: every executor must pass it — local (sandboxed and not), Slurm and Ray.
 
 Jobs are small programs that honour the executor contract the way `forge-launch` does: they write their exit
 record to `$FORGE_EXIT_FILE` before exiting, which is how a re-attached job's final status is known. Requests name
-job-side paths from `executor.job_paths(run_dir)`, as the console does.
+job-side paths from `executor.job_paths(run_dir)`, as the console does; files the test watches (`BEAT`, `WAIT_FOR`)
+are in the run's out folder, named by job-side paths, since a cluster engine may start the job in a copy of its work
+folder.
+The Slurm and Ray engines come from `tests/integration/engines.py` (markers `slurm` and `ray`; their services from
+`scripts/services.sh up`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from starforge.console.executors import (
     LocalExecutor,
 )
 from tests.conftest import require_bubblewrap
+from tests.integration import engines
 
 STORAGE = Path(tempfile.mkdtemp(prefix="sf-conformance-"))
 
@@ -37,10 +42,29 @@ def _sandboxed() -> Executor:
     return LocalExecutor({"cpu": 4}, gpus={}, isolation=isolation)
 
 
+def _local_lost(executor: Executor, request: LaunchRequest) -> str:
+    ref = executor.submit(request)
+    _started(executor, ref)
+    os.killpg(int(ref.split(":")[1]), signal.SIGKILL)
+    _wait(executor, ref)
+    return ref
+
+
 EXECUTORS: dict[str, Callable[[], Executor]] = {
     "local": lambda: LocalExecutor({"cpu": 4}, gpus={}),
     "local-sandbox": _sandboxed,
+    "slurm": engines.slurm_executor,
+    "ray": engines.ray_executor,
 }
+# how a job vanishes without a record on each engine: its process group is killed (local), the engine forgets it
+LOST: dict[str, Callable[[Executor, LaunchRequest], str]] = {
+    "local": _local_lost,
+    "local-sandbox": _local_lost,
+    "slurm": engines.slurm_lost,
+    "ray": engines.ray_lost,
+}
+MARKS = {"slurm": [pytest.mark.slurm], "ray": [pytest.mark.ray]}
+ENGINE_PARAMS = [pytest.param(name, marks=MARKS.get(name, [])) for name in sorted(EXECUTORS)]
 
 PROGRAM = textwrap.dedent(
     """
@@ -56,9 +80,9 @@ PROGRAM = textwrap.dedent(
         sys.exit(143)
     signal.signal(signal.SIGTERM, on_term)
     print("hello from", os.environ.get("JOB_NAME"), flush=True)
-    if os.environ.get("SPAWN") == "1":
+    if os.environ.get("BEAT"):
         import subprocess
-        beat = "import os, time\\nwhile True:\\n    open('beat', 'a').write('.')\\n    time.sleep(0.02)"
+        beat = "import os, time\\nwhile True:\\n    open(os.environ['BEAT'], 'a').write('.')\\n    time.sleep(0.02)"
         subprocess.Popen([sys.executable, "-c", beat], start_new_session=True)
     for i in range(int(os.environ.get("LINES", "0"))):
         print(f"line {i}", flush=True)
@@ -72,17 +96,20 @@ PROGRAM = textwrap.dedent(
 )
 
 
-@pytest.fixture(params=sorted(EXECUTORS))
+@pytest.fixture(params=ENGINE_PARAMS)
 def executor(request: pytest.FixtureRequest) -> Executor:
     return EXECUTORS[request.param]()
 
 
-def _request(executor: Executor, tmp: Path, name: str, **env: str) -> LaunchRequest:
+def _request(executor: Executor, tmp: Path, name: str, *, watched: tuple[str, ...] = (), **env: str) -> LaunchRequest:
+    """Return a request running PROGRAM; each name in `watched` becomes an env variable naming a file of out/."""
     run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=STORAGE)) / tmp.name / name
     work = run_dir / "work"
     work.mkdir(parents=True)
+    (run_dir / "out").mkdir()
     (work / "job.py").write_text(PROGRAM)
     paths = executor.job_paths(run_dir)
+    env.update({variable: f"{paths.out}/{variable.lower()}" for variable in watched})
     return LaunchRequest(run_id=name, run_dir=run_dir, argv=(sys.executable, "job.py"),
                          env={"PATH": os.environ["PATH"], "JOB_NAME": name, **env}, cwd=paths.work)
 
@@ -137,9 +164,9 @@ def test_logs_are_incremental(executor: Executor, tmp_path: Path) -> None:
 
 
 def test_stop_ends_every_process_of_the_job(executor: Executor, tmp_path: Path) -> None:
-    request = _request(executor, tmp_path, "stop", SLEEP="600", SPAWN="1")
+    request = _request(executor, tmp_path, "stop", watched=("BEAT",), SLEEP="600")
     ref = executor.submit(request)
-    beat = request.run_dir / "work" / "beat"
+    beat = request.run_dir / "out" / "beat"
     deadline = time.monotonic() + 10
     while not beat.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -167,30 +194,31 @@ def test_stop_escalates_to_sigkill_after_the_grace_period(executor: Executor, tm
     assert time.monotonic() - started >= 0.9
 
 
-@pytest.mark.parametrize("name", sorted(EXECUTORS))
+@pytest.mark.parametrize("name", ENGINE_PARAMS)
 def test_restart_reattaches_live_jobs_and_accounts_for_ended_ones(name: str, tmp_path: Path) -> None:
     make = EXECUTORS[name]
     first = make()
-    request = _request(first, tmp_path / name, "live", WAIT_FOR="go", EXIT="0")
+    request = _request(first, tmp_path / name, "live", watched=("WAIT_FOR",), EXIT="0")
     live = first.submit(request)
-    ended = first.submit(_request(first, tmp_path / name, "ended", EXIT="5"))
-    _wait(first, ended)
-    second = make()  # a new console process: no in-memory state about these jobs
-    states = second.reconcile([live, ended])
-    assert states[live].state == "running"
-    assert states[ended].state == "exited" and states[ended].exit_code == 5
-    (request.run_dir / "work" / "go").touch()  # the live job ends only now
-    assert _wait(second, live).exit_code == 0
+    go = request.run_dir / "out" / "wait_for"
+    try:
+        ended = first.submit(_request(first, tmp_path / name, "ended", EXIT="5"))
+        _wait(first, ended)
+        _started(first, live)  # a cluster engine may still queue it (pending is right, but not what is tested here)
+        second = make()  # a new console process: no in-memory state about these jobs
+        states = second.reconcile([live, ended])
+        assert states[live].state == "running"
+        assert states[ended].state == "exited" and states[ended].exit_code == 5
+        go.touch()  # the live job ends only now
+        assert _wait(second, live).exit_code == 0
+    finally:
+        go.touch()  # never leave it waiting when the test fails
 
 
-@pytest.mark.parametrize("name", sorted(EXECUTORS))
+@pytest.mark.parametrize("name", ENGINE_PARAMS)
 def test_a_job_that_vanished_without_a_record_is_lost(name: str, tmp_path: Path) -> None:
     make = EXECUTORS[name]
     first = make()
-    ref = first.submit(_request(first, tmp_path / name, "victim", SLEEP="600"))
-    pid = int(ref.split(":")[1])
-    _started(first, ref)
-    os.killpg(pid, signal.SIGKILL)
-    _wait(first, ref)
+    ref = LOST[name](first, _request(first, tmp_path / name, "victim", SLEEP="600"))
     second = make()
     assert second.reconcile([ref])[ref].state == "lost"

@@ -55,7 +55,7 @@ PUBLIC: dict[tuple[str, str], str] = {
 # Public routes that still authenticate a credential carried in the body or a form: strangers must get 401.
 BODY_AUTHENTICATED = {("POST", "/api/auth/refresh"), ("POST", "/cli/device")}
 # Routes for code inside jobs: only a run token, only for its own run (the matrix always names another run).
-RUN_TOKEN_ONLY = {("POST", "/api/ingest/{path}")}
+RUN_TOKEN_ONLY = {("POST", "/api/ingest/{path}"), ("GET", "/api/runs/{run_id}/workdir")}
 # Writes any signed-in account (viewers included) may make, acting only for itself.
 SELF_SERVICE: dict[tuple[str, str], str] = {
     ("POST", "/api/admission/check"): "a dry run of admission: nothing is stored",
@@ -270,7 +270,8 @@ def test_route_inventory_matches_the_live_console(world: World) -> None:
 
 
 def test_owner_and_admin_do_reach_the_job_scoped_routes(world: World) -> None:
-    job_routes = [r for r in world.routes if r.params() & JOB_PARAMS and r.method == "GET"]
+    job_routes = [r for r in world.routes if r.params() & JOB_PARAMS and r.method == "GET"
+                  and r.key not in RUN_TOKEN_ONLY]
     assert len(job_routes) >= 5
     for token in (world.tokens[world.alice], world.console.admin_token):
         with world.console.client(token) as api:
@@ -295,6 +296,11 @@ def test_the_run_token_works_only_for_its_own_run_and_only_on_ingest(world: Worl
     assert bearer.status_code == 401  # an account's API token is not a run token
     whoami = httpx.get(f"{url}/api/whoami", headers={"Authorization": f"Bearer {world.run_token}"})
     assert whoami.status_code == 401
+    work = httpx.get(f"{url}/api/runs/{world.running_job}/workdir", headers={"X-StarForge-Token": world.run_token})
+    assert work.status_code == 200 and work.content[:2] == b"\x1f\x8b"  # its own work folder, as a gzip tar
+    for run, token in ((world.pending_job, world.run_token), (world.running_job, world.tokens[world.alice])):
+        refused = httpx.get(f"{url}/api/runs/{run}/workdir", headers={"X-StarForge-Token": token})
+        assert refused.status_code == 401
 
 
 def test_the_device_page_escapes_what_it_echoes(world: World) -> None:

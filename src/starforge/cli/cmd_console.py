@@ -70,8 +70,13 @@ def up(
     config: ConfigFile = None,
     allow_registry: Annotated[list[str] | None, typer.Option(
         "--allow-registry", help="allow images from this registry host (repeat; adds to image_allowlist)")] = None,
+    executor: Annotated[str | None, typer.Option(
+        "--executor", help="engine of every series the config does not map: local (default), slurm or ray")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="the Ray cluster's Jobs API, e.g. http://127.0.0.1:8265 (with --executor ray)")] = None,
 ) -> None:
     """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
+    from starforge.console.executors.base import ExecutorError
     from starforge.console.executors.sandbox import SandboxUnavailable
     from starforge.console.settings import CatalogSettings
     from starforge.recipes import CatalogError
@@ -81,10 +86,16 @@ def up(
         catalog_settings = CatalogSettings(str(catalog) if catalog else None, digest_scheme, catalog_core_version,
                                            catalog_core_requirement)
     settings = _settings(state_dir or Path(".starforge-console"), database_url, config, host=host, port=port,
-                         catalog=catalog_settings)
-    if allow_registry:
-        from dataclasses import replace
+                         catalog=catalog_settings, executor=executor)
+    from dataclasses import replace
 
+    if ray_address:
+        settings = replace(settings, ray=replace(settings.ray, address=ray_address))
+    if "ray" in settings.engines() and not settings.ray.address:
+        Output().abort("the Ray engine needs the address of its cluster's Jobs API",
+                       hint="pass --ray-address http://HEAD:8265 (or `executors.ray.address` in the config file)",
+                       code=EXIT_USAGE)
+    if allow_registry:
         hosts = tuple(dict.fromkeys([*(settings.image_allowlist or ()), *(h.strip() for h in allow_registry)]))
         settings = replace(settings, image_allowlist=hosts)
     from starforge.console.server import PortUnavailable, serve
@@ -97,6 +108,10 @@ def up(
         Output().abort(f"jobs cannot be sandboxed here, the console will not start: {exc}", hint=exc.fix)
     except PortUnavailable as exc:
         Output().abort(str(exc), hint="choose another --port (or `port:` in the config file), or stop what uses it")
+    except ExecutorError as exc:
+        Output().abort(f"an engine of this console cannot be reached, the console will not start: {exc}",
+                       hint="check the engine's address (--ray-address, executors.ray.address) and that Slurm's "
+                            "commands work for the console's user (sinfo)")
 
 
 @app.command("render")

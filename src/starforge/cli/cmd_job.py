@@ -123,6 +123,9 @@ def _status_text(job: Job) -> str:
     ]
     if job.pipeline:
         lines.append(("pipeline", job.pipeline_progress))
+    engine, engine_ref = job.raw.get("executor"), job.raw.get("engine_ref")
+    if isinstance(engine, str) and isinstance(engine_ref, str):
+        lines.append(("engine", f"{engine} {engine_ref}"))
     reason = _reason(job)
     if reason:
         lines.append(("reason", reason))

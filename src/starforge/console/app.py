@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from .api.errors import install_error_handlers
-from .api.routers import account, admin, auth, cluster, datasets, ingest, jobs, logs, meta, plugins
+from .api.routers import account, admin, auth, cluster, datasets, ingest, jobs, logs, meta, plugins, runs
 from .mcp_mount import mount_mcp
 from .runtime import Runtime, load_served_catalog
 from .settings import Settings
@@ -84,7 +84,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.router.redirect_slashes = False
     app.state.runtime = rt
     install_error_handlers(app)
-    for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets):
+    for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

@@ -1,26 +1,61 @@
-"""Start the console's background work: the local executor and the scheduler loop (reconciling first)."""
+"""Start the console's background work: its engines (local, Slurm, Ray) and the scheduler loop (reconciling first)."""
 
 from __future__ import annotations
 
 import logging
+import os
 
+from .executors.base import Executor
+from .executors.identities import UidPool
+from .executors.routing import Engines
 from .runtime import Runtime
 
-__all__ = ["start_background"]
+__all__ = ["build_engines", "start_background"]
+
+
+def build_engines(rt: Runtime) -> Engines:
+    """Return the engines the settings name (`executor`, `executors.series`), each series routed to its own."""
+    settings = rt.settings
+    engines: dict[str, Executor] = {}
+    if "local" in settings.engines():
+        from .app import prepare_isolation
+        from .executors import LocalExecutor
+
+        if rt.isolation is None:  # an app built without `serve` (tests, embedding): check and warn here
+            rt.isolation = prepare_isolation(rt)
+            if not rt.isolation.sandboxed:
+                logging.getLogger("starforge.console").warning("%s", rt.isolation.warning())
+        engines["local"] = LocalExecutor(settings.capacity, isolation=rt.isolation,
+                                         stop_grace=settings.stop_grace_seconds)
+    if "slurm" in settings.engines():
+        from .executors.slurm.executor import SlurmExecutor
+
+        engines["slurm"] = SlurmExecutor(settings.slurm, stop_grace=settings.stop_grace_seconds,
+                                         storage_root=settings.state_dir, uids=_job_uids(rt))
+    if "ray" in settings.engines():
+        from .executors.ray.executor import RayExecutor
+
+        engines["ray"] = RayExecutor(settings.ray, settings.ray.address, stop_grace=settings.stop_grace_seconds,
+                                     storage_root=settings.state_dir)
+    return Engines(engines, settings.engine_of)
+
+
+def _job_uids(rt: Runtime) -> UidPool | None:
+    """Return the pool of job uids the engines share: the local sandbox's, else one of `executors.local.uid_range`
+    (a root console only; accounts keep one uid across engines)."""
+    if rt.isolation is not None and rt.isolation.uids is not None:
+        return rt.isolation.uids
+    return UidPool(*rt.settings.local.uid_range) if os.getuid() == 0 else None
 
 
 def start_background(rt: Runtime) -> None:
-    """Create the executor, publish its capacity, reconcile jobs left by a previous process and start the loop."""
-    from .app import prepare_isolation
-    from .executors import LocalExecutor
+    """Create the engines, publish their capacity, reconcile jobs left by a previous process and start the loop."""
     from .scheduler import BackgroundLoop, Scheduler
 
-    if rt.isolation is None:  # an app built without `serve` (tests, embedding): check and warn here
-        rt.isolation = prepare_isolation(rt)
-        if not rt.isolation.sandboxed:
-            logging.getLogger("starforge.console").warning("%s", rt.isolation.warning())
-    executor = LocalExecutor(rt.settings.capacity, isolation=rt.isolation, stop_grace=rt.settings.stop_grace_seconds)
-    rt.capacity = executor.capacity()
-    loop = BackgroundLoop(rt, Scheduler(rt, executor), rt.settings.scheduler_interval)
+    if rt.engines is None:  # `serve` builds them before it listens (an engine may be down)
+        rt.engines = build_engines(rt)
+    engines: Engines = rt.engines
+    rt.capacity = engines.capacity()
+    loop = BackgroundLoop(rt, Scheduler(rt, engines), rt.settings.scheduler_interval)
     rt.background.append(loop)
     loop.start()

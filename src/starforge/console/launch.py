@@ -47,7 +47,7 @@ from ..wire import (
     entry_shim,
     takes_config_option,
 )
-from .executors import JobPaths, LaunchRequest, Limits, Mount
+from .executors import JobPaths, LaunchRequest, Limits, Mount, PoolShape
 from .runtime import Runtime
 from .runtimes import JobRuntime
 from .services.bundles import bundle_path
@@ -295,6 +295,12 @@ def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) ->
     return found
 
 
+def _pool_shapes(pools: tuple[Any, ...], devices: Mapping[str, int]) -> tuple[PoolShape, ...]:
+    """Return the admitted pools with their series (a pool that names none has the job's only series)."""
+    only = next(iter(devices)) if len(devices) == 1 else ""
+    return tuple(PoolShape(p.series or only, p.nodes, p.gpus_per_node) for p in pools)
+
+
 def prepare_run(
     rt: Runtime, *, spec: JobSpec, recipe: Recipe, run_id: str, username: str, profile: str, package_sha: str,
     inputs: Inputs, run_token: str, job_paths: Callable[[Path], JobPaths], action: str = "", parent_id: str = "",
@@ -367,4 +373,6 @@ def prepare_run(
     argv = (*_runner_command(runtime), "--workdir", paths.work)
     return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=paths.work,
                          devices=dict(devices or {}), mounts=tuple(mounts), limits=limits or Limits(),
-                         owner=username, runtime=runtime.paths if runtime else (), caches=(hub,))
+                         owner=username, runtime=runtime.paths if runtime else (), caches=(hub,),
+                         pools=_pool_shapes(pools, devices or {}),
+                         image=spec.spec.framework.image, framework=recipe.framework)

@@ -39,6 +39,7 @@ class Runtime:
     background: list[Any] = field(default_factory=list)
     capacity: dict[str, int] = field(default_factory=dict)
     isolation: Any = None  # executors.isolation.Isolation, prepared (and checked) when the console starts
+    engines: Any = None  # executors.routing.Engines, built when the console starts (`background.build_engines`)
     runtimes: Runtimes = field(init=False)  # recipe runtimes: plans, the cache, the build workers
 
     def __post_init__(self) -> None:
@@ -51,10 +52,14 @@ class Runtime:
         JobSpec is stored once, in the job's database row)."""
         return self.settings.state_dir / "jobs" / run_id
 
-    def job_paths(self, run_dir: Path) -> Any:
-        """Return where the folders of the run at `run_dir` appear to its job (`executors.JobPaths`)."""
+    def job_paths(self, run_dir: Path, ref: str = "") -> Any:
+        """Return where the folders of the run at `run_dir` appear to its job (`executors.JobPaths`): as the engine
+        that started it (`ref`) shows them, else as the local sandbox does."""
         from .executors import Isolation
 
+        executor = self.engines.for_ref(ref) if ref and self.engines is not None else None
+        if executor is not None:
+            return executor.job_paths(run_dir)
         isolation = self.isolation or Isolation.none(self.settings.state_dir)
         return isolation.job_paths(run_dir)
 

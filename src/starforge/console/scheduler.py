@@ -27,6 +27,8 @@ from sqlalchemy import or_, select
 
 from ..contract import parse_or_raise
 from .executors import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
+from .executors.base import ref_parts
+from .executors.routing import Engines
 from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
 from .runtime import Runtime
 from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
@@ -67,11 +69,15 @@ def build_failure(spec: RuntimeSpec, exc: BaseException) -> str:
 
 
 class Scheduler:
-    """Advance jobs through queued → submitted → running → a final status, with one executor."""
+    """Advance jobs through queued → submitted → running → a final status, on the console's engines.
 
-    def __init__(self, rt: Runtime, executor: Executor) -> None:
+    A job handed to a cluster engine that queues it (Slurm) stays `submitted`, with the engine's waiting reason,
+    until the engine runs it.
+    """
+
+    def __init__(self, rt: Runtime, executor: Executor | Engines) -> None:
         self.rt = rt
-        self.executor = executor
+        self.engines = executor if isinstance(executor, Engines) else Engines.single(executor)
         self.owner = f"console-{secrets.token_hex(4)}"
         self._signalled: set[str] = set()
         self._preparing: dict[str, _Build] = {}  # job id -> the build its runtime waits for (scheduler thread only)
@@ -157,8 +163,9 @@ class Scheduler:
                     self._start_build(claim, spec)
                     return 0
             runtime = self.rt.runtimes.job_runtime(built) if built is not None else None
-            request = self._prepare(claim, runtime)
-            ref = self.executor.submit(request)
+            executor, request = self._prepare(claim, runtime)
+            ref = executor.submit(request)
+            state = executor.poll(ref)
         except (LaunchFailure, JobRefused) as exc:
             self._finish_claim(claim, status="failed", reason=str(exc))
             return 0
@@ -174,13 +181,16 @@ class Scheduler:
         with self.rt.db.write() as db:
             job = db.get(Job, claim.job_id)
             if job is None or job.lease_token != claim.token or job.status not in ("submitted", "preparing"):
-                self.executor.stop(ref, 0)  # someone else owns it now (or it was stopped): never run twice
+                executor.stop(ref, 0)  # someone else owns it now (or it was stopped): never run twice
                 return 0
             job.executor_ref = ref
             job.run_dir = str(request.run_dir)
             job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
             on = f" on runtime {runtime.label}" if runtime is not None else ""
-            set_status(db, job, "running", reason=f"started on the {self.executor.name} executor{on}")
+            if state.state == "pending":
+                set_status(db, job, "submitted", reason=_queued_reason(executor.name, ref, state))
+            else:
+                set_status(db, job, "running", reason=f"started on the {executor.name} executor{on}")
         return 1
 
     def _runtime_plan(self, claim: _Claim) -> RuntimeSpec | None:
@@ -251,7 +261,7 @@ class Scheduler:
                 _revoke_run_tokens(db, job.id)
         log.warning("job %s: %s", claim.job_id, reason)
 
-    def _prepare(self, claim: _Claim, runtime: JobRuntime | None) -> LaunchRequest:
+    def _prepare(self, claim: _Claim, runtime: JobRuntime | None) -> tuple[Executor, LaunchRequest]:
         with self.rt.db.write() as db:
             job = db.get(Job, claim.job_id)
             assert job is not None
@@ -263,16 +273,17 @@ class Scheduler:
             snapshot = (job.id, job.username, job.profile, job.package_sha, job.action, job.parent_id,
                         json.loads(job.series_gpus or "{}"))
         run_id, username, profile, package_sha, action, parent_id, series_gpus = snapshot
+        executor = self.engines.for_series(series_gpus)
         recipe = self.rt.catalog.get(spec.spec.recipe.name)
         if recipe is None:
             raise LaunchFailure(f"recipe {spec.spec.recipe.name} is no longer in the served catalog")
         inputs = job_inputs(spec, resolved)
         hours = [h for h in (self.rt.settings.profile_max_hours.get(profile, 0.0), quota_hours) if h > 0]
         limits = Limits(wall_seconds=min(hours) * 3600 if hours else None)  # the profile's or the quota's, shorter
-        return prepare_run(self.rt, spec=spec, recipe=recipe, run_id=run_id, username=username, profile=profile,
-                           package_sha=package_sha, inputs=inputs, run_token=token, action=action,
-                           parent_id=parent_id, devices=series_gpus, job_paths=self.executor.job_paths,
-                           limits=limits, runtime=runtime)
+        return executor, prepare_run(
+            self.rt, spec=spec, recipe=recipe, run_id=run_id, username=username, profile=profile,
+            package_sha=package_sha, inputs=inputs, run_token=token, action=action, parent_id=parent_id,
+            devices=series_gpus, job_paths=executor.job_paths, limits=limits, runtime=runtime)
 
     # phase 3 -------------------------------------------------------------------------------------------------
     def watch(self) -> int:
@@ -282,24 +293,38 @@ class Scheduler:
                                                     Job.stop_requested.is_(True), Job.executor_ref == "")):
                 set_status(db, job, "stopped", reason=f"{job.stop_reason or 'stopped on request'} before it started")
         with self.rt.db.read() as db:
-            running = [(j.id, j.executor_ref, j.stop_requested) for j in
-                       db.scalars(select(Job).where(Job.status == "running", Job.executor_ref != ""))]
+            running = [(j.id, j.executor_ref, j.stop_requested, j.status) for j in
+                       db.scalars(select(Job).where(Job.status.in_(("submitted", "running")), Job.executor_ref != ""))]
         ended = 0
-        for job_id, ref, stop_requested in running:
+        for job_id, ref, stop_requested, status in running:
             if stop_requested and job_id not in self._signalled:
-                self.executor.stop(ref, self.rt.settings.stop_grace_seconds)
+                self.engines.stop(ref, self.rt.settings.stop_grace_seconds)
                 self._signalled.add(job_id)
-            state = self.executor.poll(ref)
+            state = self.engines.poll(ref)
             if state.finished:
                 self.finish(job_id, state)
                 ended += 1
+            elif (state.state == "running" and status == "submitted") or state.state == "pending":
+                self._engine_progress(job_id, ref, state)
         return ended
+
+    def _engine_progress(self, job_id: str, ref: str, state: ExecState) -> None:
+        """Record that a job an engine queued now runs, or why it still waits (when that changed)."""
+        name = ref_parts(ref)[0]
+        with self.rt.db.write() as db:
+            job = db.get(Job, job_id)
+            if job is None or job.status not in ("submitted", "running") or job.executor_ref != ref:
+                return
+            if state.state == "running" and job.status == "submitted":
+                set_status(db, job, "running", reason=f"started on the {name} executor")
+            elif state.state == "pending" and job.status == "submitted":
+                set_status(db, job, "submitted", reason=_queued_reason(name, ref, state))
 
     def finish(self, job_id: str, state: ExecState) -> None:
         """Record the final status of a job whose process ended, revoke its run token, queue its follow-ups."""
         with self.rt.db.write() as db:
             job = db.get(Job, job_id)
-            if job is None or job.status != "running":
+            if job is None or job.status not in ("submitted", "running"):
                 return
             job.exit_code = state.exit_code
             if state.reason:
@@ -332,10 +357,10 @@ class Scheduler:
                 set_status(db, job, "submitted", reason="the console restarted while the job's runtime was built; "
                                                         "preparing it again")
         with self.rt.db.read() as db:
-            refs = {j.executor_ref: j.id for j in db.scalars(select(Job).where(Job.status == "running"))
+            refs = {j.executor_ref: j.id for j in db.scalars(select(Job).where(Job.status.in_(("submitted", "running"))))
                     if j.executor_ref}
             orphans = [j.id for j in db.scalars(select(Job).where(Job.status == "running", Job.executor_ref == ""))]
-        for ref, state in self.executor.reconcile(list(refs)).items():
+        for ref, state in self.engines.reconcile(list(refs)).items():
             if state.finished:
                 self.finish(refs[ref], state)
         for job_id in orphans:
@@ -349,6 +374,12 @@ class Scheduler:
             elapsed = (time.perf_counter() - start) * 1000
             if count:
                 log.info("%s: %d job(s) in %.1f ms", phase.__name__, count, elapsed)
+
+
+def _queued_reason(engine: str, ref: str, state: ExecState) -> str:
+    """Return the reason of a job an engine has accepted and queues: the engine, its id, and why it waits."""
+    why = f": {state.detail}" if state.detail else ""
+    return f"queued by {engine} as {ref_parts(ref)[1]}{why}"
 
 
 def _revoke_run_tokens(db: Any, job_id: str) -> None:

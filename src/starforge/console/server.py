@@ -46,10 +46,19 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     rt = build_runtime(settings)
-    rt.isolation = prepare_isolation(rt)
-    if not rt.isolation.sandboxed:
+    if "local" in settings.engines():
+        rt.isolation = prepare_isolation(rt)
+    else:  # every series runs on a cluster engine: nothing runs on this machine
+        from .executors.isolation import Isolation
+
+        rt.isolation = Isolation.none(settings.state_dir)
+    if "local" in settings.engines() and not rt.isolation.sandboxed:
         bar = "!" * 100
         print(f"{bar}\n{rt.isolation.warning()}\n{bar}", file=sys.stderr, flush=True)
+    from .background import build_engines
+
+    if settings.run_background:
+        rt.engines = build_engines(rt)  # raises ExecutorError when an engine cannot be reached
     sock = bind(settings.host, settings.port)
     token = bootstrap_admin(rt)
     if token:
@@ -61,7 +70,7 @@ def serve(settings: Settings) -> None:
     app = create_app(settings, rt)
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
-          f"{rt.isolation.describe()})", file=sys.stderr, flush=True)
+          f"engines {', '.join(settings.engines())}; {rt.isolation.describe()})", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app,
         host=settings.host,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,13 @@ from starforge.contract import ProfileEntry
 
 from .engines.kuberay import KubeRayConfig, kuberay_config_from
 from .executors.isolation import IsolationConfig
+from .executors.ray.config import RaySettings, ray_settings_from
 from .executors.slurm.config import SlurmSettings, slurm_settings_from
 from .runtimes.config import RuntimeSettings, runtime_settings_from
 
-__all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
+__all__ = ["ENGINES", "CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
+
+ENGINES = ("local", "slurm", "ray")  # the engines a console can drive (`executor`, `executors.series`)
 
 
 class SettingsError(ValueError):
@@ -93,9 +97,11 @@ class Settings:
     maintenance_note: str = ""
     scheduler_interval: float = 0.5
     stop_grace_seconds: float = 10.0
-    executor: str = "local"
+    executor: str = "local"  # the engine of every series `engine_series` does not name (`sf console up --executor`)
+    engine_series: dict[str, str] = field(default_factory=dict)  # `executors.series`: series → engine
     local: IsolationConfig = field(default_factory=IsolationConfig)  # `executors.local`: the job sandbox and limits
     slurm: SlurmSettings = field(default_factory=SlurmSettings)  # `executors.slurm`: series → partitions, scripts
+    ray: RaySettings = field(default_factory=RaySettings)  # `executors.ray`: series → Ray resources, runtimes
     profile_max_hours: dict[str, float] = field(default_factory=dict)  # wall-time limit per profile (`max_hours`)
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
@@ -117,6 +123,21 @@ class Settings:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{host}:{self.port}"
+
+    def engine_of(self, series: str) -> str:
+        """Return the engine that runs jobs of `series`: the one `executors.series` names, else the default."""
+        return self.engine_series.get(series, self.executor)
+
+    def engines(self) -> tuple[str, ...]:
+        """Return the engines this console drives: the default one and every one `executors.series` names."""
+        return tuple(sorted({self.executor, *self.engine_series.values()}))
+
+    def engines_of(self, series: Iterable[str]) -> dict[str, list[str]]:
+        """Return the engines a job of these series would need, each with its series (more than one: refused)."""
+        out: dict[str, list[str]] = {}
+        for name in series:
+            out.setdefault(self.engine_of(name), []).append(name)
+        return out
 
     def series(self) -> dict[str, str]:
         """Return the known accelerator series with their display labels, from the profile registry."""
@@ -231,7 +252,14 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
     settings = Settings(**values)
     _check_caches(settings)
+    _check_engines(settings)
     return settings
+
+
+def _check_engines(settings: Settings) -> None:
+    """Refuse an unknown default engine (`executor`, `sf console up --executor`)."""
+    if settings.executor not in ENGINES:
+        raise SettingsError(f"executor: unknown engine {settings.executor!r} (known: {', '.join(ENGINES)})")
 
 
 def _check_caches(settings: Settings) -> None:
@@ -253,6 +281,15 @@ def _check_caches(settings: Settings) -> None:
                             "their account's hub cache and must never write a runtime")
 
 
+def _engine_series(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
+        raise SettingsError("executors.series: must map series names to engines, e.g. {h200: slurm, cpu: local}")
+    for series, engine in raw.items():
+        if engine not in ENGINES:
+            raise SettingsError(f"executors.series.{series}: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    return {str(k): str(v) for k, v in raw.items()}
+
+
 def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in raw.items():
@@ -261,15 +298,22 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
         elif key == "executors":
             if not isinstance(value, dict):
                 raise SettingsError("executors: must be a mapping, e.g. {local: {sandbox: on}}")
-            unknown = set(value) - {"local", "slurm"}
+            unknown = set(value) - {"local", "slurm", "ray", "series"}
             if unknown:
                 raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} "
-                                    "(known: local, slurm)")
+                                    "(known: local, slurm, ray; and `series`, which maps series to engines)")
+            if "series" in value:
+                out["engine_series"] = _engine_series(value["series"])
             if "local" in value:
                 out["local"] = _local_executor(value["local"])
             if "slurm" in value:
                 try:
                     out["slurm"] = slurm_settings_from(value["slurm"])
+                except ValueError as exc:
+                    raise SettingsError(str(exc)) from exc
+            if "ray" in value:
+                try:
+                    out["ray"] = ray_settings_from(value["ray"])
                 except ValueError as exc:
                     raise SettingsError(str(exc)) from exc
         elif key == "port":

@@ -89,14 +89,17 @@ def test_a_delegated_cgroup_gets_the_job_limits(tmp_path: Path) -> None:
     assert CgroupV2.oom_killed(path)
 
 
-def test_uid_ranges_must_be_unprivileged_and_free_of_accounts() -> None:
+def test_uid_ranges_must_be_unprivileged_and_jobs_never_get_an_accounts_uid() -> None:
     assert "unprivileged" in check_range(0, 100)
     import pwd
 
-    account = pwd.getpwall()[-1]
-    if account.pw_uid >= 1000:
-        assert account.pw_name in check_range(account.pw_uid, account.pw_uid)
-    pool = UidPool(61184, 61186)
+    account = max(pwd.getpwall(), key=lambda p: p.pw_uid if p.pw_uid < 65534 else 0)
+    if account.pw_uid < 1000:
+        pytest.skip("this machine has no unprivileged account to test with")
+    assert account.pw_name in check_range(account.pw_uid, account.pw_uid)
+    assert check_range(account.pw_uid, account.pw_uid + 1) == ""
+    assert UidPool(account.pw_uid, account.pw_uid + 1).take() == account.pw_uid + 1  # the account's uid is skipped
+    pool = UidPool(65500, 65502)  # the top of the default range: jobs of other tests take uids from its bottom
     first, second = pool.take(), pool.take()
     assert first != second
     pool.release(first)

@@ -1,6 +1,17 @@
 """Executors run launched jobs: the `Executor` seam, and the local executor (processes on this machine)."""
 
-from .base import ExecState, Executor, ExecutorError, JobPaths, JobRefused, LaunchRequest, Limits, Mount
+from .base import (
+    ExecState,
+    Executor,
+    ExecutorError,
+    JobPaths,
+    JobRefused,
+    LaunchRequest,
+    Limits,
+    Mount,
+    PoolShape,
+    ref_parts,
+)
 from .isolation import Isolation, IsolationConfig
 from .local import LocalExecutor
 from .sandbox import SandboxUnavailable
@@ -17,5 +28,7 @@ __all__ = [
     "Limits",
     "LocalExecutor",
     "Mount",
+    "PoolShape",
     "SandboxUnavailable",
+    "ref_parts",
 ]

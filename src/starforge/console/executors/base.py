@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ExecState", "Executor", "ExecutorError", "JobPaths", "JobRefused", "LaunchRequest", "Limits", "Mount"]
+__all__ = ["ExecState", "Executor", "ExecutorError", "JobPaths", "JobRefused", "LaunchRequest", "Limits", "Mount",
+           "PoolShape", "ref_parts"]
 
 
 class ExecutorError(RuntimeError):
@@ -83,6 +84,15 @@ class JobPaths:
 
 
 @dataclass(frozen=True)
+class PoolShape:
+    """One resource pool of the admitted spec: `nodes` nodes of `series`, `per_node` slots (GPUs or CPUs) on each."""
+
+    series: str
+    nodes: int
+    per_node: int
+
+
+@dataclass(frozen=True)
 class LaunchRequest:
     """What to start: the run, its directory, the command, its environment and the devices it may use.
 
@@ -103,13 +113,16 @@ class LaunchRequest:
     owner: str = ""
     runtime: tuple[Path, ...] = ()
     caches: tuple[Mount, ...] = ()
+    pools: tuple[PoolShape, ...] = ()  # the admitted shape, pool by pool (cluster engines place nodes from it)
+    image: str = ""  # spec.framework.image: the container a cluster engine may run the job in
+    framework: str = ""  # the recipe's framework (cluster engines start a Ray world for the Ray-based ones)
 
 
 @dataclass(frozen=True)
 class ExecState:
     """The state of a started job as the engine sees it."""
 
-    state: str  # running | exited | lost
+    state: str  # pending (the engine queues it; `detail` says why) | running | exited | lost
     exit_code: int | None = None
     signal: int | None = None
     detail: str = ""
@@ -117,8 +130,20 @@ class ExecState:
 
     @property
     def finished(self) -> bool:
-        """Return True when the job no longer runs."""
-        return self.state != "running"
+        """Return True when the job no longer runs (nor waits to)."""
+        return self.state not in ("running", "pending")
+
+
+def ref_parts(ref: str) -> tuple[str, str]:
+    """Return the executor a stored ref belongs to and the engine's own id for it (Slurm job id, Ray submission id).
+
+    Refs are `<engine>:<id>:…`: `local:<pid>:<ticks>:<run folder>`, `slurm:<job id>:<run folder>`,
+    `ray:<submission id>:<run folder>`; a ref of an older console, `<pid>:<ticks>:<run folder>`, is the local one's.
+    """
+    head, _, rest = ref.partition(":")
+    if head.isdigit():
+        return "local", head
+    return head, rest.partition(":")[0]
 
 
 class Executor(Protocol):

@@ -3,8 +3,8 @@
 A uid is free when no running job holds it and no process of this machine runs as it. The running jobs of one
 account share its uid (each in its own sandbox, which shows it none of the others' folders or processes), so they
 can write the account's hub cache together; accounts never share one, and the uid returns to the pool when the
-account's last job ends. The range must not overlap any account of the machine (`check_range`), so a job never
-runs as somebody.
+account's last job ends. A uid an account of the machine holds is never handed out (packages allocate system
+accounts inside systemd's range: Debian's `slurm` is 64030), so a job never runs as somebody.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import pwd
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["DEFAULT_RANGE", "UidPool", "check_range", "chown_tree", "reclaim_tree"]
+__all__ = ["DEFAULT_RANGE", "UidPool", "check_range", "chown_tree", "give_to_job", "reclaim_tree"]
 
 DEFAULT_RANGE = (61184, 65519)  # systemd's range for dynamic users
 
@@ -30,13 +31,18 @@ def _uids_in_use() -> set[int]:
     return used
 
 
+def _account_uids(first: int, last: int) -> dict[int, str]:
+    return {p.pw_uid: p.pw_name for p in pwd.getpwall() if first <= p.pw_uid <= last}
+
+
 def check_range(first: int, last: int) -> str:
-    """Return why the uid range is unusable ("" when it is fine): too small, privileged, or holding accounts."""
+    """Return why the uid range is unusable ("" when it is fine): privileged, or every uid of it an account's."""
     if first < 1000 or last < first:
         return f"uid_range {first}-{last} must be a range of unprivileged uids (1000 or more)"
-    taken = sorted(f"{p.pw_name} ({p.pw_uid})" for p in pwd.getpwall() if first <= p.pw_uid <= last)
-    if taken:
-        return f"uid_range {first}-{last} holds accounts of this machine: {', '.join(taken[:5])}"
+    taken = _account_uids(first, last)
+    if len(taken) > last - first:
+        names = sorted(f"{name} ({uid})" for uid, name in taken.items())
+        return f"every uid of uid_range {first}-{last} belongs to an account of this machine: {', '.join(names[:5])}"
     return ""
 
 
@@ -59,7 +65,7 @@ class UidPool:
             if shared is not None:
                 self._count[shared] += 1
                 return shared
-            busy = set(self._count) | _uids_in_use()
+            busy = set(self._count) | _uids_in_use() | set(_account_uids(self.first, self.last))
             for uid in range(self.first, self.last + 1):
                 if uid not in busy:
                     self._count[uid] = 1
@@ -91,6 +97,17 @@ def chown_tree(root: Path, uid: int, gid: int) -> None:
         os.chown(current, uid, gid, follow_symlinks=False)
         for name in (*dirs, *files):
             os.chown(os.path.join(current, name), uid, gid, follow_symlinks=False)
+
+
+def give_to_job(run_dir: Path, caches: Iterable[Path], uid: int) -> None:
+    """Give a run's work, out, logs and tmp folders to the uid its job runs as, and the account's caches too (when
+    another uid had them before)."""
+    for name in ("work", "out", "logs", "tmp"):
+        chown_tree(run_dir / name, uid, uid)
+    for cache in caches:
+        cache.mkdir(parents=True, exist_ok=True)
+        if cache.stat().st_uid != uid:
+            chown_tree(cache, uid, uid)
 
 
 def reclaim_tree(root: Path) -> None:

@@ -115,7 +115,7 @@ class Isolation:
         if os.getuid() == 0:
             problem = check_range(*config.uid_range)
             if problem:
-                raise SandboxUnavailable(problem, "set executors.local.uid_range to a free range, e.g. [61184, 65519]")
+                raise SandboxUnavailable(problem, "set executors.local.uid_range to a range of uids no account holds")
             if shutil.which("setpriv") is None:
                 raise SandboxUnavailable("setpriv (util-linux) is missing, so jobs cannot drop to their own uid",
                                          "install util-linux (Debian/Ubuntu: apt-get install util-linux)")
@@ -164,6 +164,24 @@ class Isolation:
         runtime = tuple((p, str(p)) for p in (*self.runtime, *extra))
         return View(cwd=cwd, rw=rw, ro=runtime + ro, ro_fds=ro_fds, masked=self.masked, devices=devices,
                     tmp=run_dir / "tmp")
+
+    @classmethod
+    def for_nodes(cls, storage_root: Path, uids: UidPool | None) -> Isolation:
+        """Return the sandbox of jobs started on other machines (cluster nodes): this runtime, no local probe.
+
+        The nodes must see the runtime, the run folders and bubblewrap where this machine does (a shared filesystem).
+        """
+        return cls(storage_root, IsolationConfig(), shutil.which("bwrap") or "bwrap", uids,
+                   runtime=tuple(runtime_paths()))
+
+    def arguments(self, view: View, command: list[str], *, uid: int | None) -> tuple[list[str], list[str]]:
+        """Return bubblewrap's options and the command to run inside, for a view that names paths only.
+
+        For a job started elsewhere (the options travel in a file): a view with opened descriptors is refused.
+        """
+        if view.ro_fds:
+            raise ValueError("a view started on another machine cannot carry open file descriptors")
+        return bwrap_command(view, command, uid=uid, disable_userns=self.disable_userns)
 
     def spawn(self, view: View, command: list[str], *, uid: int | None, prefix: list[str]) -> SpawnPlan:
         """Return how to start `command` in `view`: bubblewrap reading its arguments from a memory file."""

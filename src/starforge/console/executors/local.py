@@ -24,15 +24,14 @@ from pathlib import Path
 from ...wire import EXIT_FILE_VARIABLE, read_exit_record
 from ._proc import ProcessTable, start_ticks
 from .base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
-from .identities import chown_tree, reclaim_tree
+from .identities import give_to_job, reclaim_tree
 from .isolation import Isolation
 from .limits import CgroupV2, JobLimits, rlimit_command
+from .run_log import EXIT_FILE, OUTPUT, read_log
 from .sandbox import gpu_device_nodes
 
 __all__ = ["LocalExecutor", "detect_gpus"]
 
-OUTPUT = "output.log"
-EXIT_FILE = "exit.json"
 RECORD = "executor.json"
 _CHECK_EVERY = 1.0  # seconds between two memory samples of one job
 
@@ -68,14 +67,6 @@ def _open_within(mount: Mount) -> int:
         os.close(fd)
         raise JobRefused(f"the input {mount.target} no longer lies inside the run folder it was registered in")
     return fd
-
-
-def _give_caches(caches: tuple[Mount, ...], uid: int) -> None:
-    """Give the account's cache folders to the uid its jobs run as (when another uid had them before)."""
-    for mount in caches:
-        mount.source.mkdir(parents=True, exist_ok=True)
-        if mount.source.stat().st_uid != uid:
-            chown_tree(mount.source, uid, uid)
 
 
 def _parse_ref(ref: str) -> tuple[int, int, Path]:
@@ -218,9 +209,7 @@ class LocalExecutor:
                 shutil.rmtree(tmp, ignore_errors=True)
                 tmp.mkdir()
                 if uid is not None:
-                    for name in ("work", "out", "logs", "tmp"):
-                        chown_tree(run_dir / name, uid, uid)
-                    _give_caches(request.caches, uid)
+                    give_to_job(run_dir, (m.source for m in request.caches), uid)
                 gpu_nodes = gpu_device_nodes([i for ids in devices.values() for i in ids])
                 plain = tuple((m.source, m.target) for m in request.mounts if m.within is None)
                 for mount in request.mounts:
@@ -378,14 +367,7 @@ class LocalExecutor:
     def logs(self, ref: str, offset: int) -> tuple[bytes, int]:
         """Return the output written since `offset`."""
         _pid, _ticks, run_dir = _parse_ref(ref)
-        path = run_dir / "logs" / OUTPUT
-        try:
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                data = handle.read(4 * 1024 * 1024)
-        except FileNotFoundError:
-            return b"", offset
-        return data, offset + len(data)
+        return read_log(run_dir, offset)
 
     # stopping ------------------------------------------------------------------------------------------------
     def _job_top(self, pid: int) -> int | None:

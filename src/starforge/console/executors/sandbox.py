@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "GPU_CONTROL_NODES",
     "SANDBOX_ROOT",
     "SYSTEM_DIRS",
     "SandboxUnavailable",
@@ -40,7 +41,7 @@ __all__ = [
 
 SANDBOX_ROOT = "/forge"
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
-_GPU_CONTROL = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+GPU_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -102,7 +103,7 @@ def runtime_paths() -> list[Path]:
 def gpu_device_nodes(indices: Sequence[int]) -> tuple[str, ...]:
     """Return the device nodes a job with these NVIDIA GPU indices may open (its cards and the control nodes)."""
     nodes = [f"/dev/nvidia{i}" for i in indices]
-    return tuple(nodes + [n for n in _GPU_CONTROL if Path(n).exists()]) if indices else ()
+    return tuple(nodes + [n for n in GPU_CONTROL_NODES if Path(n).exists()]) if indices else ()
 
 
 def _parents(target: str, made: set[str]) -> list[str]:

@@ -85,7 +85,7 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
             _check_artifact_fields(body)
             if not artifacts.is_remote(where):
                 located = artifacts.local_path(where, run_dir=job.run_dir,
-                                               job_out=rt.job_paths(Path(job.run_dir)).out) if job.run_dir else None
+                                               job_out=rt.job_paths(Path(job.run_dir), job.executor_ref).out) if job.run_dir else None
                 if located is None:
                     raise _bad("path", f"{where!r} is not a file or folder inside this run's output folder "
                                        "(FORGE_OUT_DIR); artifacts are registered from there only")

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..executors.base import ref_parts
 from ..store.models import Job, JobEvent
 from . import roles
 from .accounts import UserView
@@ -67,6 +68,8 @@ def job_view(db: Session, job: Job) -> dict[str, Any]:
         "parent": job.parent_id or None,
         "action": job.action or None,
     }
+    if job.executor_ref:  # the engine that took the job, and its own id for it (Slurm job id, Ray submission id)
+        view["executor"], view["engine_ref"] = ref_parts(job.executor_ref)
     pipeline = _pipeline(db, job)
     if pipeline is not None:
         view["pipeline"] = pipeline

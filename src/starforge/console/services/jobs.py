@@ -41,7 +41,8 @@ _TRANSITIONS = {
     "": {"queued", "pending", "submitted"},
     "queued": {"submitted", "pending", "stopped", "failed", "queued"},
     "pending": {"queued", "submitted", "stopped", "failed", "pending"},
-    "submitted": {"preparing", "running", "failed", "stopped", "queued", "succeeded"},
+    # submitted again: a cluster engine queues the job, and its waiting reason changed
+    "submitted": {"preparing", "running", "failed", "stopped", "queued", "succeeded", "submitted"},
     # back to submitted: the console restarted during the build, which starts again
     "preparing": {"running", "failed", "stopped", "queued", "submitted", "preparing"},
     "running": {"succeeded", "failed", "stopped"},

@@ -39,6 +39,7 @@ def test_a_full_section_is_read(tmp_path: Path) -> None:
         "ray_frameworks": ["verl"],
         "runtime_root": "/shared/runtimes",
         "container": "pyxis",
+        "sandbox": "off",  # a container is then the jobs' only isolation
         "ray_port": 6380,
         "master_port": 29501,
         "ray_wait_seconds": 120,
@@ -46,6 +47,7 @@ def test_a_full_section_is_read(tmp_path: Path) -> None:
     assert slurm.series["h200"] == SlurmSeries("gpu", "h200", "lab", "high", "gpu:h200", 8)
     assert slurm.series["cpu"] == SlurmSeries(partition="cpu", gres="")  # still a CPU series
     assert slurm.time_limit_hours == 12.0 and slurm.container == "pyxis" and slurm.ray_frameworks == ("verl",)
+    assert slurm.sandbox is False and settings_with(tmp_path, {"series": {"cpu": {}}}).sandbox is True
     assert slurm.sbatch_options == ("--exclusive", "--mail-type=FAIL", "--exclude=node[01-03]")
     assert (slurm.runtime_root, slurm.ray_port, slurm.master_port, slurm.ray_wait_seconds) == (
         "/shared/runtimes", 6380, 29501, 120)
@@ -78,6 +80,8 @@ def test_a_full_section_is_read(tmp_path: Path) -> None:
     ({**H200, "ray_port": 0}, "executors.slurm.ray_port: must be a whole number from 1 to 65535"),
     ({**H200, "master_port": "29500"}, "executors.slurm.master_port: must be"),
     ({**H200, "ray_wait_seconds": 0}, "executors.slurm.ray_wait_seconds: must be"),
+    ({**H200, "sandbox": "maybe"}, "executors.slurm.sandbox: must be on or off"),
+    ({**H200, "container": "apptainer"}, "apptainer cannot run inside the job sandbox: set executors.slurm.sandbox: off"),
 ])
 def test_bad_sections_are_refused_naming_the_key(tmp_path: Path, section: Any, message: str) -> None:
     with pytest.raises(SettingsError, match=message):
@@ -87,5 +91,5 @@ def test_bad_sections_are_refused_naming_the_key(tmp_path: Path, section: Any, m
 def test_unknown_engines_stay_refused(tmp_path: Path) -> None:
     config = tmp_path / "console.yaml"
     config.write_text(yaml.safe_dump({"executors": {"slurmm": {}}}), encoding="utf-8")
-    with pytest.raises(SettingsError, match=r"executors: unknown engines slurmm \(known: local, slurm\)"):
+    with pytest.raises(SettingsError, match=r"executors: unknown engines slurmm \(known: local, slurm"):
         load_settings(config, state_dir=tmp_path / "state")

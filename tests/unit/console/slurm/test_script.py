@@ -45,6 +45,9 @@ SETTINGS = slurm_settings_from({
     "runtime_root": "/shared/starforge/runtimes",
 })
 PYTHON = "/shared/starforge/runtimes/rt-1/bin/python"
+JOB_RUN = "/forge/runs/alice/exp/r-0123456789"  # the run as the sandboxed job sees it
+SETPRIV = ("setpriv", "--reuid=61184", "--regid=61184", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+           "--no-new-privs", "--")
 
 
 def job(*pools: tuple[str, int, int], uses_ray: bool = False, **changes: Any) -> SlurmJob:
@@ -67,6 +70,9 @@ CASES = {
     "h200x16_ray_pyxis": (job(("h200", 2, 8), uses_ray=True), dataclasses.replace(SETTINGS, container="pyxis")),
     "h200x16_ray_apptainer": (job(("h200", 2, 8), uses_ray=True),
                               dataclasses.replace(SETTINGS, container="apptainer")),
+    "h200x16_torchrun_sandbox": (job(("h200", 2, 8), sandbox="/usr/bin/bwrap", cwd=f"{JOB_RUN}/work",
+                                     argv=(*SETPRIV, PYTHON, "-m", "starforge.runner", "--workdir",
+                                           f"{JOB_RUN}/work")), SETTINGS),
 }
 
 
@@ -176,6 +182,20 @@ def test_multi_node_script_gives_each_node_its_rendezvous(tmp_path: Path) -> Non
     ]
 
 
+def test_sandboxed_nodes_start_bubblewrap_with_the_options_file(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "sandbox.args").write_bytes(b"--chdir\0/forge/runs/r/work\0")
+    fake = tmp_path / "fake-bwrap"  # prints what it was given: its argv and the options read from fd 9
+    stub(tmp_path, "fake-bwrap", 'printf "%s|" "$@"; tr "\\0" , <&9; trap -p TERM\n')
+    script = render_batch(job(("h200", 2, 8), argv=("python", "job.py"), run_dir=str(run), logs=str(run / "logs"),
+                              sandbox=str(fake)), SETTINGS)
+    result = run_script(tmp_path, script, ["node1", "node2"])
+    assert result.returncode == 0, result.stderr
+    line = "--args|9|--|env|--default-signal=TERM|python|job.py|--chdir,/forge/runs/r/work,"
+    assert result.stdout.splitlines() == [f"{line}trap -- '' SIGTERM"] * 2
+
+
 def test_a_failing_command_fails_the_script(tmp_path: Path) -> None:
     script = render_batch(job(("cpu", 1, 1), argv=(sys.executable, "-c", "raise SystemExit(7)"),
                               cwd=str(tmp_path)), SETTINGS)
@@ -190,6 +210,7 @@ def test_a_failing_command_fails_the_script(tmp_path: Path) -> None:
     ({"pools": (SlurmPool("h200", 1, 16),)}, "a h200 node has 8"),
     ({"pools": ()}, "no pool"),
     ({"argv": ()}, "no command"),
+    ({"sandbox": "bwrap", "uses_ray": True}, "cannot wrap a Ray world"),
 ])
 def test_jobs_slurm_cannot_express_are_refused(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(JobRefused, match=message):
@@ -234,5 +255,6 @@ exit 1
     assert lines[0] == "ray start --head --node-ip-address=10.0.0.1 --port=6379 --block on 0"
     assert lines[1] == "check 1"
     # the stand-in scontrol lists two nodes per group: one more in the head's group, two in the rollout group
-    assert lines[2:5] == ["ray start --address=10.0.0.1:6379 --block on 0"] * 3
-    assert lines[5] == f"check {1 + 2}"
+    # the workers start in the background: the wait for three nodes may pass before the last stand-in writes its line
+    assert sorted(lines[2:6]) == sorted(["ray start --address=10.0.0.1:6379 --block on 0"] * 3 + [f"check {1 + 2}"])
+    assert lines[2] != f"check {1 + 2}"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from starforge.console.executors.slurm import Mapped, SlurmJobState, map_state, parse_sacct, parse_squeue
+from starforge.console.executors.slurm import (
+    Mapped,
+    SlurmJobState,
+    map_state,
+    parse_sacct,
+    parse_squeue,
+    waiting_text,
+)
 
 
 @pytest.mark.parametrize(("state", "reason", "expected"), [
@@ -80,3 +87,15 @@ def test_parse_sacct_takes_the_top_level_state_and_the_batch_exit_code() -> None
 
 def test_a_step_never_decides_the_job_state() -> None:
     assert parse_sacct("301.batch|FAILED|2:0|\n301.0|FAILED|2:0|") == {}
+
+
+@pytest.mark.parametrize(("reason", "expected"), [
+    ("Resources", "Slurm: Resources (the nodes or GPUs it needs are busy)"),
+    ("ReqNodeNotAvail, UnavailableNodes:n2", "Slurm: ReqNodeNotAvail, UnavailableNodes:n2 (a node it needs is down, "
+                                             "drained or reserved)"),
+    ("QOSMaxGRESPerUser", "Slurm: QOSMaxGRESPerUser (a QOS limit holds it)"),
+    ("SomethingNew", "Slurm: SomethingNew"),
+    ("None", "waiting in Slurm's queue"),
+])
+def test_waiting_text_keeps_slurms_reason_first(reason: str, expected: str) -> None:
+    assert waiting_text(reason) == expected

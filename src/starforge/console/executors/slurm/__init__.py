@@ -1,8 +1,9 @@
-"""The Slurm engine, pure parts: its settings, the batch script of a job, and Slurm states in StarForge's terms."""
+"""The Slurm engine: its settings, the batch script of a job, Slurm states in StarForge's terms, and the executor."""
 
 from .config import CONTAINER_MODES, RAY_FRAMEWORKS, SlurmSeries, SlurmSettings, slurm_settings_from
+from .executor import SlurmExecutor
 from .script import SlurmJob, SlurmPool, render_batch, slurm_time
-from .states import Mapped, SlurmJobState, map_state, parse_sacct, parse_squeue
+from .states import Mapped, SlurmJobState, map_state, parse_sacct, parse_squeue, waiting_text
 
 __all__ = [
     "CONTAINER_MODES",
@@ -10,6 +11,7 @@ __all__ = [
     "Mapped",
     "SlurmJob",
     "SlurmJobState",
+    "SlurmExecutor",
     "SlurmPool",
     "SlurmSeries",
     "SlurmSettings",
@@ -19,4 +21,5 @@ __all__ = [
     "render_batch",
     "slurm_settings_from",
     "slurm_time",
+    "waiting_text",
 ]

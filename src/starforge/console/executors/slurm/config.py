@@ -23,7 +23,7 @@ _WORD = re.compile(r"[A-Za-z0-9_.,:@+/\[\]-]+")  # a value safe on an `#SBATCH` 
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)(?:=([A-Za-z0-9_.,:@+/\[\]=-]+))?")
 _SERIES_KEYS = ("partition", "constraint", "account", "qos", "gres", "gpus_per_node")
 _KNOWN = ("series", "time_limit_hours", "sbatch_options", "ray_frameworks", "runtime_root", "container", "ray_port",
-          "master_port", "ray_wait_seconds")
+          "master_port", "ray_wait_seconds", "sandbox")
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,7 @@ class SlurmSettings:
     ray_port: int = 6379
     master_port: int = 29500
     ray_wait_seconds: int = 300  # how long the Ray bootstrap waits for every node to join
+    sandbox: bool = True  # start each job in the bubblewrap job sandbox on its nodes (not Ray worlds, not containers)
 
     def series_for(self, name: str) -> SlurmSeries:
         """Return the configuration of series `name` (unconfigured: its slots are GPUs counted as GRES `gpu`)."""
@@ -161,4 +162,12 @@ def slurm_settings_from(raw: Any) -> SlurmSettings:
             values[key] = _count(raw[key], key, 1, 65535)
     if "ray_wait_seconds" in raw:
         values["ray_wait_seconds"] = _count(raw["ray_wait_seconds"], "ray_wait_seconds", 1, 86400)
+    if "sandbox" in raw:
+        sandbox = raw["sandbox"]  # YAML 1.1 reads a bare `off` as False
+        if sandbox not in (True, False, "on", "off"):
+            raise ValueError("executors.slurm.sandbox: must be on or off")
+        values["sandbox"] = sandbox in (True, "on")
+    if values.get("sandbox", True) and values.get("container", "none") != "none":
+        raise ValueError(f"executors.slurm.container: {values['container']} cannot run inside the job sandbox: set "
+                         "executors.slurm.sandbox: off to make the container the jobs' only isolation")
     return SlurmSettings(**values)

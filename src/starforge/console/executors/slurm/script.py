@@ -1,11 +1,14 @@
 """Render the Slurm batch script of one job (`render_batch`): its shape as `#SBATCH` lines, then how it starts.
 
-A job runs `argv` through `srun` (one task per node; on several nodes with a torchrun-style rendezvous in the
-environment), or, for a recipe launched through Ray, starts a Ray cluster over its nodes and runs `argv` once as
-the driver. Several pools become a heterogeneous job (one component per pool). Every environment value is exported
+A job on one node runs `argv` as the batch script itself (`exec`; through `srun` when pyxis runs its container),
+on several nodes through `srun` (one task per node, with a torchrun-style rendezvous in the environment), or, for
+a recipe launched through Ray, starts a Ray cluster over its nodes and runs `argv` once as the driver. Several pools become a heterogeneous job (one component per pool). Every environment value is exported
 shell-quoted; nothing is interpreted by the shell except what this module writes itself. The run token is never
 written into the script: it is read at start from `<run_dir>/run-token` (`TOKEN_FILE`), which the executor writes
 with mode 0600 next to the script, so the script can be kept, shown and accounted by Slurm without the secret.
+A sandboxed job (`SlurmJob.sandbox`, the bubblewrap command) starts as `bwrap --args 9 -- <argv> 9<<run>/sandbox.args`
+on each node: the options file (`SANDBOX_ARGS_FILE`, written by the executor) names its view, and `argv` is the
+command inside it; the script itself never enters a job-side path (bubblewrap's `--chdir` does).
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from typing import NamedTuple
 
 from ....contract import INGEST_TOKEN_VARIABLE
 from ..base import JobRefused
-from ..local import OUTPUT
+from ..run_log import OUTPUT
 from .config import SlurmSeries, SlurmSettings
 
-__all__ = ["TOKEN_FILE", "SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
+__all__ = ["SANDBOX_ARGS_FILE", "TOKEN_FILE", "SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
 
 TOKEN_FILE = "run-token"  # in the run folder, mode 0600: the job's run token, read by the script at start
+SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH = re.compile(r"/[A-Za-z0-9_.,:@+/=-]*")  # a path written unquoted on an `#SBATCH` line (no %, no spaces)
@@ -56,6 +60,7 @@ class SlurmJob:
     image: str = ""  # the container image (container modes pyxis and apptainer)
     uses_ray: bool = False
     python: str = "python3"  # the runtime's interpreter; `ray` is taken from the same folder
+    sandbox: str = ""  # the bubblewrap command that starts `argv` in the job's view; "": unsandboxed
 
 
 def slurm_time(seconds: float) -> str:
@@ -90,6 +95,8 @@ def _check(job: SlurmJob, settings: SlurmSettings) -> None:
         if size and pool.gpus_per_node > size:
             raise JobRefused(f"the {pool.series} pool asks {pool.gpus_per_node} GPUs per node, but a {pool.series} "
                              f"node has {size} (executors.slurm.series.{pool.series}.gpus_per_node)")
+    if job.sandbox and (job.uses_ray or settings.container != "none"):
+        raise JobRefused("the job sandbox cannot wrap a Ray world or a container (executors.slurm.sandbox)")
     if settings.container != "none" and not job.image:
         raise JobRefused(f"container mode {settings.container} needs the job's image (spec.resources.image)")
 
@@ -150,6 +157,17 @@ def _node_lists(count: int) -> list[str]:
 def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> list[str]:
     argv = _q(job.argv)
     total = sum(p.nodes for p in job.pools)
+    redirect, ignore = "", ""  # how each node's task opens bubblewrap's options (a plain path: see _check)
+    if job.sandbox:
+        # Slurm signals every process of a step: bubblewrap ignores SIGTERM (it would die and end the step), and
+        # `env --default-signal` gives the job the default action back, so the job alone decides how it stops
+        argv = f"{shlex.quote(job.sandbox)} --args 9 -- env --default-signal=TERM {argv}"
+        redirect = f" 9<{posixpath.join(job.run_dir, SANDBOX_ARGS_FILE)}"
+        ignore = 'trap "" TERM; '
+    if total == 1 and not opts:
+        # the batch step is the job: Slurm's signals (scancel, the time limit) reach the command itself
+        return ["# one node: the script becomes the command", *([ignore.rstrip("; ")] if ignore else []),
+                f"exec {prefix}{argv}{redirect}"]
     if total == 1:
         return ["# one node: the command runs as a single task", f"srun --nodes=1 --ntasks=1 {opts}{prefix}{argv}"]
     het = len(job.pools) > 1
@@ -163,7 +181,8 @@ def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> li
         f"export MASTER_PORT={settings.master_port}",
         f"export NNODES={total}",
         f"export NPROC_PER_NODE={job.pools[0].gpus_per_node}",
-        f"srun {step} {opts}{prefix}bash -c 'export NODE_RANK=\"${rank}\"; exec \"$@\"' starforge-node {argv}",
+        f"srun {step} {opts}{prefix}bash -c 'export NODE_RANK=\"${rank}\"; {ignore}exec \"$@\"{redirect}' starforge-node "
+        f"{argv}",
     ]
 
 
@@ -227,7 +246,8 @@ def render_batch(job: SlurmJob, settings: SlurmSettings) -> str:
           if name != INGEST_TOKEN_VARIABLE),
         *([f'export {INGEST_TOKEN_VARIABLE}="$(cat -- {shlex.quote(posixpath.join(job.run_dir, TOKEN_FILE))})"']
           if INGEST_TOKEN_VARIABLE in job.env else []),
-        f"cd -- {shlex.quote(job.cwd)}",
+        # sandboxed: bubblewrap enters the job's working folder; the script stays in the run folder
+        f"cd -- {shlex.quote(job.run_dir if job.sandbox else job.cwd)}",
     ]
     lines += (_ray if job.uses_ray else _plain)(job, settings, opts, prefix)
     return "\n".join(lines) + "\n"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["SQUEUE_FORMAT", "SACCT_FIELDS", "Mapped", "SlurmJobState", "map_state", "parse_sacct", "parse_squeue"]
+__all__ = ["SQUEUE_FORMAT", "SACCT_FIELDS", "Mapped", "SlurmJobState", "map_state", "parse_sacct", "parse_squeue",
+           "waiting_text"]
 
 SQUEUE_FORMAT = "%i|%T|%r"
 SACCT_FIELDS = "JobID,State,ExitCode,Reason"
@@ -27,6 +28,19 @@ _FAILED = {
     "PREEMPTED": "the job was preempted by Slurm",
     "REVOKED": "the job was revoked by Slurm",
     "SPECIAL_EXIT": "the job ended in Slurm's special exit state",
+}
+# what the common pending reasons mean, for the job's waiting reason (Slurm's own word stays first)
+_WAITING = {
+    "Resources": "the nodes or GPUs it needs are busy",
+    "Priority": "jobs of higher priority go first",
+    "ReqNodeNotAvail": "a node it needs is down, drained or reserved",
+    "PartitionNodeLimit": "it asks more nodes than its partition allows",
+    "PartitionTimeLimit": "its time limit exceeds its partition's",
+    "Dependency": "it waits for another job",
+    "BeginTime": "its start time has not come",
+    "JobHeldUser": "held by its owner",
+    "JobHeldAdmin": "held by an administrator",
+    "Reservation": "it waits for its reservation",
 }
 _ORDER = ("failed", "stopped", "running", "pending", "succeeded")  # a hetjob's status: its first in this order
 
@@ -73,6 +87,19 @@ def map_state(state: str, reason: str) -> Mapped:
     if name in ("SUSPENDED", "STOPPED"):
         return Mapped("running", f"suspended by Slurm ({name})")
     return Mapped("running", f"unknown Slurm state {state.strip()!r}")
+
+
+def waiting_text(reason: str) -> str:
+    """Return the waiting reason of a pending job: Slurm's reason, explained when it is a common one."""
+    reason = _reason(reason)
+    if not reason:
+        return "waiting in Slurm's queue"
+    word = reason.split(",", 1)[0].strip()
+    meaning = _WAITING.get(word) or next((text for key, text in (("QOS", "a QOS limit holds it"),
+                                                                   ("AssocGrp", "an account limit holds it"),
+                                                                   ("AssocMax", "an account limit holds it"))
+                                          if word.startswith(key)), "")
+    return f"Slurm: {reason}" + (f" ({meaning})" if meaning else "")
 
 
 def _base(job_id: str) -> str:

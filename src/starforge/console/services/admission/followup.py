@@ -43,6 +43,7 @@ from .checks import (
     check_bundle,
     check_cluster_paths,
     check_data,
+    check_engines,
     check_image,
     check_init_from,
     check_names,
@@ -55,7 +56,8 @@ from .context import AdmissionContext, Resolutions
 
 __all__ = ["EXEMPT", "EXEMPT_CODES", "FOLLOWUP_CHECKS", "admit_followup"]
 
-FOLLOWUP_CHECKS = (check_names, check_image, check_cluster_paths, check_profiles, check_runtime, check_quota)
+FOLLOWUP_CHECKS = (check_names, check_image, check_cluster_paths, check_profiles, check_engines, check_runtime,
+                   check_quota)
 EXEMPT = {
     check_init_from: "the child starts from its parent's latest checkpoint, which the console resolves itself",
     check_data: "the child is given no data directories, so the spec's data references are not used by it",

@@ -29,6 +29,7 @@ from .checks import (
     check_bundle,
     check_cluster_paths,
     check_data,
+    check_engines,
     check_image,
     check_init_from,
     check_names,
@@ -44,7 +45,7 @@ __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "admit", "stamp_owne
 
 POLICY_CHECKS = (
     check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
-    check_runtime, check_quota, check_bundle,
+    check_engines, check_runtime, check_quota, check_bundle,
 )
 
 

@@ -16,5 +16,5 @@ export FORGE_RUN_ID=r-0123456789
 export HF_HOME=/shared/hub/alice
 export STARFORGE_TOKEN="$(cat -- /shared/state/runs/alice/exp/r-0123456789/run-token)"
 cd -- /shared/state/runs/alice/exp/r-0123456789/work
-# one node: the command runs as a single task
-srun --nodes=1 --ntasks=1 /shared/starforge/runtimes/rt-1/bin/python -m starforge.runner --plan /shared/state/runs/alice/exp/r-0123456789/work/.starforge/plan.json
+# one node: the script becomes the command
+exec /shared/starforge/runtimes/rt-1/bin/python -m starforge.runner --plan /shared/state/runs/alice/exp/r-0123456789/work/.starforge/plan.json

@@ -1,0 +1,99 @@
+"""`executors.ray` of the console configuration: how series map onto a Ray cluster, validated into `RaySettings`.
+
+Parsing raises ValueError naming the offending key (the settings module turns it into a SettingsError). Importing
+this module never imports ray.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..slurm.config import RAY_FRAMEWORKS
+
+__all__ = ["RaySettings", "ray_settings_from"]
+
+_KNOWN = ("address", "series_resources", "cpu_series", "ray_frameworks", "shared_runtime", "capacity")
+_RESOURCE = re.compile(r"[A-Za-z0-9_.:/-]+")  # a Ray resource name (custom resources, `accelerator_type:H200`)
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """How the Ray executor places jobs (see docs/engines.md, `## Ray`, for each key).
+
+    A GPU series is pinned through the Ray resource `series_resources[series]` (default `accelerator_type:<SERIES>`,
+    the resource Ray itself declares on a node with such GPUs); `cpu_series` count CPUs instead of GPUs.
+    `shared_runtime` says whether every node sees the console's runtime folders at the same path; when it does not,
+    the runtime's requirements travel in the job's `runtime_env` (`pip`) and Ray builds them on the node.
+    `capacity` (slots per series) overrides what the cluster's nodes declare.
+    """
+
+    address: str = ""  # the Jobs API (dashboard) URL, e.g. http://head:8265; `--ray-address` overrides it
+    series_resources: Mapping[str, str] = field(default_factory=dict)
+    cpu_series: tuple[str, ...] = ("cpu",)
+    ray_frameworks: tuple[str, ...] = RAY_FRAMEWORKS
+    shared_runtime: bool = True
+    capacity: Mapping[str, int] = field(default_factory=dict)
+
+    def resource_for(self, series: str) -> str:
+        """Return the Ray resource that pins `series` ("" for a CPU series)."""
+        if series in self.cpu_series:
+            return ""
+        return self.series_resources.get(series) or f"accelerator_type:{series.upper()}"
+
+    def is_cpu(self, series: str) -> bool:
+        """Return True when the slots of `series` are CPUs."""
+        return series in self.cpu_series
+
+    def uses_ray(self, framework: str) -> bool:
+        """Return True when recipes of `framework` start their own Ray workers (the driver holds no GPU)."""
+        return framework in self.ray_frameworks
+
+
+def _names(raw: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(item, str) and item.strip() for item in raw):
+        raise ValueError(f"executors.ray.{key}: must be a list of names, e.g. [cpu]")
+    return tuple(item.strip() for item in raw)
+
+
+def ray_settings_from(raw: Any) -> RaySettings:
+    """Return the Ray settings read from the `executors.ray` mapping; raise ValueError naming a bad key."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"executors.ray: must be a mapping of {', '.join(_KNOWN)}")
+    unknown = set(raw) - set(_KNOWN)
+    if unknown:
+        raise ValueError(f"executors.ray: unknown keys {', '.join(sorted(map(str, unknown)))} "
+                         f"(known: {', '.join(_KNOWN)})")
+    values: dict[str, Any] = {}
+    if "address" in raw:
+        address = raw["address"]
+        if not isinstance(address, str) or not re.fullmatch(r"https?://[^\s/]+/?", address):
+            raise ValueError("executors.ray.address: must be the Jobs API URL, e.g. http://ray-head:8265")
+        values["address"] = address.rstrip("/")
+    if "series_resources" in raw:
+        resources = raw["series_resources"]
+        if not isinstance(resources, dict):
+            raise ValueError("executors.ray.series_resources: must map series to Ray resources, "
+                             "e.g. {h200: \"accelerator_type:H200\"}")
+        for series, resource in resources.items():
+            if not isinstance(resource, str) or not _RESOURCE.fullmatch(resource):
+                raise ValueError(f"executors.ray.series_resources.{series}: must be a Ray resource name "
+                                 "(letters, digits and _.:/-), e.g. accelerator_type:H200")
+        values["series_resources"] = {str(k): v for k, v in resources.items()}
+    if "cpu_series" in raw:
+        values["cpu_series"] = _names(raw["cpu_series"], "cpu_series")
+    if "ray_frameworks" in raw:
+        values["ray_frameworks"] = _names(raw["ray_frameworks"], "ray_frameworks")
+    if "shared_runtime" in raw:
+        if not isinstance(raw["shared_runtime"], bool):
+            raise ValueError("executors.ray.shared_runtime: must be true or false")
+        values["shared_runtime"] = raw["shared_runtime"]
+    if "capacity" in raw:
+        capacity = raw["capacity"]
+        if not isinstance(capacity, dict) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in capacity.values()):
+            raise ValueError("executors.ray.capacity: must map series to whole numbers of slots, e.g. {h200: 16}")
+        values["capacity"] = {str(k): v for k, v in capacity.items()}
+    return RaySettings(**values)
