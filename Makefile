@@ -3,15 +3,25 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+RAY_STAMP := $(VENV)/.installed-ray
 
-.PHONY: install demo demo-trl test bench lint services clean
+.PHONY: install install-ray demo demo-trl test bench lint services clean
 
+# --no-compile: bytecode is written on first import instead (compiling every module of every dependency at install
+# time costs about 25 s of CPU, mostly Ray's, for modules nothing imports)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[console,dev,ray]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[console,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+## install-ray: add the `ray` extra (the Ray executor; its suites and the Ray head of scripts/services.sh need it)
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[ray]'
+	@touch $(RAY_STAMP)
+
+install-ray: $(RAY_STAMP)
 
 ## demo: run the main job end to end on the embedded default (console on loopback, local executor)
 demo: $(STAMP)
@@ -27,7 +37,7 @@ demo-trl: $(STAMP)
 ## __pycache__) even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python processes, and each
 ## would otherwise compile StarForge again, and every worker would rewrite every test module.
 TEST_WORKERS ?= 3
-test: $(STAMP)
+test: $(RAY_STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 ## bench: print benchmark figures against their targets (never part of the tests)

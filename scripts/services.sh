@@ -43,6 +43,9 @@ install_bubblewrap() {
 
 up() {
   mkdir -p "$STATE"
+  # the venv with Ray (for the Ray head) installs while Debian's packages do: pip and apt overlap
+  make install-ray >"$STATE/install.log" 2>&1 &
+  local installing=$!
   install_bubblewrap
   install_postgres
   local bin; bin="$(pg_bin)"
@@ -64,6 +67,7 @@ up() {
   echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge:$password@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
   echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
   slurm_up  # each appends its addresses to .services/env
+  wait "$installing" || { cat "$STATE/install.log" >&2; echo "services: make install-ray failed" >&2; exit 1; }
   ray_up
 }
 

@@ -1,6 +1,6 @@
 # Sourced by scripts/services.sh: a one-node Ray head on loopback for the Ray executor's suites.
 #   ray_up      start the head (GCS on 127.0.0.1:$RAY_GCS_PORT, the Jobs API on http://127.0.0.1:$RAY_DASHBOARD_PORT)
-#               with the ray of .venv (`make install` brings it: extra `ray`), and append RAY_ADDRESS to .services/env
+#               with the ray of .venv (`make install-ray` brings it: extra `ray`), and append RAY_ADDRESS to .services/env
 #   ray_down    `ray stop`
 #   ray_status  one line
 # The head offers 4 CPUs and no GPU; it is kept quiet beside the suite (no usage stats, metrics or log monitor, a
@@ -18,8 +18,8 @@ ray_jobs_api_ready() { curl -fsS --max-time 2 "$RAY_URL/api/jobs/" >/dev/null 2>
 
 ray_up() {
   if [ ! -x "$(ray_bin)" ]; then
-    echo "services: installing ray into .venv (make install)"
-    make install >/dev/null
+    echo "services: installing ray into .venv (make install-ray)"
+    make install-ray >/dev/null
   fi
   if ! ray_jobs_api_ready; then
     "$(ray_bin)" stop --force >/dev/null 2>&1 || true  # a half-started head holds the ports

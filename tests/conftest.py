@@ -27,6 +27,8 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_client.py": 77,
     "tests/e2e/test_researcher_path.py": 47,
     "tests/integration/test_hostile_schemathesis.py": 28,
+    "tests/e2e/test_engines.py": 40,
+    "tests/integration/test_executor_conformance.py": 40,
     "tests/security/test_quota_race.py": 23,
     "tests/integration/test_cli_jobs.py": 22,
     "tests/integration/test_console_hardening.py": 22,
