@@ -7,18 +7,18 @@ RAY_STAMP := $(VENV)/.installed-ray
 
 .PHONY: install install-ray demo demo-trl test bench lint services clean
 
-# --no-compile: bytecode is written on first import instead (compiling every module of every dependency at install
-# time costs about 25 s of CPU, mostly Ray's, for modules nothing imports)
+# scripts/install_venv.py installs with uv (pip's own package sources passed on), else with pip; bytecode is written
+# on first import, not at install (compiling every module of every dependency costs ~25 s of CPU for nothing)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[console,dev]'
+	$(BIN)/python scripts/install_venv.py $(VENV) console,dev
 	@touch $(STAMP)
 
 install: $(STAMP)
 
 ## install-ray: add the `ray` extra (the Ray executor; its suites and the Ray head of scripts/services.sh need it)
 $(RAY_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[ray]'
+	$(BIN)/python scripts/install_venv.py $(VENV) ray
 	@touch $(RAY_STAMP)
 
 install-ray: $(RAY_STAMP)
