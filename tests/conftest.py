@@ -48,7 +48,6 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_console_quota.py": 9,
     "tests/security/test_auth_matrix.py": 9,
     "tests/security/test_odd_input.py": 8,
-    "tests/integration/test_executor_conformance.py": 6,
     "tests/unit/cli/test_account_commands_offline.py": 6,
     "tests/integration/test_one_verdict.py": 4,
     "tests/integration/test_client_sdk.py": 4,
