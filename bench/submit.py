@@ -1,0 +1,87 @@
+"""Benchmark: persisted submissions (`POST /api/jobs` with a 20 KB bundle, as `sf submit` sends them) on SQLite,
+1 and 16 concurrent clients (hey), and on PostgreSQL when `.services/env` names one.
+
+Targets (issue [5]): SQLite ≥ 500/s with p99 ≤ 100 ms at 16 clients; PostgreSQL ≥ 300/s at 16 clients; p50 ≤ 5 ms
+with 1 client. Jobs ask for a series with no capacity, so they wait and nothing runs: the figure is admission and
+its commit. Every answer must be a 2xx.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._console import start_console  # noqa: E402
+from bench._load import Load, hey, record, table  # noqa: E402
+from tests.conftest import _service_env  # noqa: E402
+from tests.integration.helpers import bundle, spec_for, submit  # noqa: E402
+
+SECONDS = 5.0
+CONFIG = {"capacity": {"cpu": 2}, "quota": {"max_concurrent_jobs": 1_000_000, "max_concurrent_gpus": 1_000_000}}
+
+
+def _bundle_20k() -> bytes:
+    noise = random.Random(7).randbytes(20 * 1024).hex()[: 20 * 1024]  # incompressible text: ~20 KB gzipped
+    return bundle({"experiments/bench/config.yaml": "grpo: {}\n", "experiments/bench/notes.txt": noise})
+
+
+def _run(database_url: str = "") -> dict[int, Load]:
+    console, tmp = start_console(CONFIG, database_url=database_url)
+    try:
+        token = console.token_for("bench")
+        data = _bundle_20k()
+        with console.client(token) as api:
+            spec = spec_for(api, "tinyrl/grpo", exp="experiments/bench", series="h200")
+            probe = submit(api, spec, data=data, profile="h200")
+            assert probe.status_code < 300, probe.text
+        meta = {"exp": "experiments/bench", "profile": "h200", "git_commit": "3f2a9c1", "git_dirty": False,
+                "config_sha": "none", "spec": spec}
+        body = Path(tempfile.mkdtemp(dir=tmp.name)) / "bundle.tar.gz"
+        body.write_bytes(data)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip",
+                   "X-Forge-Meta": json.dumps(meta, ensure_ascii=True)}
+        url = f"{console.url}/api/jobs"
+        return {c: hey(url, clients=c, seconds=SECONDS, body=body, headers=headers) for c in (1, 16)}
+    finally:
+        console.stop()
+        tmp.cleanup()
+
+
+def main() -> int:
+    runs = {"sqlite": _run()}
+    postgres = os.environ.get("STARFORGE_TEST_POSTGRES_URL") or _service_env().get("STARFORGE_TEST_POSTGRES_URL", "")
+    if postgres:
+        from tests.integration.conftest import _postgres_database
+
+        runs["postgres"] = _run(_postgres_database(postgres))
+    rows, figures = [], {}
+    for backend, loads in runs.items():
+        for clients, load in loads.items():
+            errors = load.total - load.ok
+            measured = (f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms"
+                        + (f" ({errors} non-2xx)" if errors else ""))
+            if clients == 1:
+                target, meets = "p50 ≤ 5 ms", load.p50_ms <= 5 and not errors
+            elif backend == "sqlite":
+                target = "≥ 500/s, p99 ≤ 100 ms"
+                meets = load.rps >= 500 and load.p99_ms <= 100 and not errors
+            else:
+                target, meets = "≥ 300/s", load.rps >= 300 and not errors
+            rows.append((f"submission (20 KB), {backend}, {clients} clients", target, measured, meets))
+            figures[f"submit_{backend}_{clients}_clients"] = {
+                "rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2),
+                "p99_ms": round(load.p99_ms, 2), "non_2xx": errors,
+                "target": target, "meets": meets, "command": "python bench/submit.py"}
+    table(rows)
+    record(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
