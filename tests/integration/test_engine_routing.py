@@ -86,8 +86,8 @@ class _Fake:
     def capacity(self) -> dict[str, int]:
         return self._capacity
 
-    def poll(self, ref: str) -> ExecState:
-        return ExecState("running", detail=self.name)
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        return {ref: ExecState("running", detail=self.name) for ref in refs}
 
     def stop(self, ref: str, grace: float) -> None:
         self.stopped.append(ref)
@@ -107,7 +107,8 @@ def test_engines_route_by_series_and_by_ref() -> None:
     assert ref_parts("slurm:812:/state/runs/a/b/r-1") == ("slurm", "812")
     assert ref_parts("local:4242:99:/state/runs/a/b/r-1") == ("local", "4242")
     assert ref_parts("4242:99:/state/runs/a/b/r-1") == ("local", "4242")
-    assert engines.poll("slurm:812:/x").detail == "slurm" and engines.poll("local:17:1:/x").detail == "local"
+    polled = engines.poll_many(["slurm:812:/x", "local:17:1:/x"])
+    assert polled["slurm:812:/x"].detail == "slurm" and polled["local:17:1:/x"].detail == "local"
     engines.stop("slurm:812:/x", 1)
     assert slurm.stopped == ["slurm:812:/x"] and local.stopped == []
     states = engines.reconcile(["slurm:1:/a", "local:5:1:/b", "ray:raysubmit_x:/c"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -98,6 +99,15 @@ print(json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "seen": seen}), flush=
 
 
 def test_a_job_runs_in_the_sandbox_on_its_node(tmp_path: Path) -> None:
+    # outside /tmp: inside the sandbox /tmp is the run's own scratch folder, which would hide anything under it
+    base = Path(tempfile.mkdtemp(prefix="sf-spy-", dir="/var/tmp"))
+    try:
+        _spy_from_a_sandboxed_job(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _spy_from_a_sandboxed_job(tmp_path: Path) -> None:
     storage = tmp_path / "state"
     secret = storage / "console.db"
     other = storage / "runs" / "bob" / "exp" / "r-other" / "out" / "model.bin"

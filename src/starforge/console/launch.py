@@ -367,7 +367,7 @@ def prepare_run(
     except BindingError as exc:
         raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
     hub = _hub_cache(rt, username, paths)
-    env.setdefault("HF_HOME", hub.target)  # an operator's passthrough HF_HOME wins
+    env["HF_HOME"] = hub.target  # always the account's own: a shared HF_HOME would let one user's job poison another's
     env["FORGE_WORK_DIR"] = paths.work
     env["FORGE_EXP_DIR"] = f"{paths.work}/{spec.spec.source.exp.rstrip('/')}"  # the custom/custom template needs it
     argv = (*_runner_command(runtime), "--workdir", paths.work)

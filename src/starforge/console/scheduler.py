@@ -295,12 +295,14 @@ class Scheduler:
         with self.rt.db.read() as db:
             running = [(j.id, j.executor_ref, j.stop_requested, j.status) for j in
                        db.scalars(select(Job).where(Job.status.in_(("submitted", "running")), Job.executor_ref != ""))]
-        ended = 0
-        for job_id, ref, stop_requested, status in running:
+        for job_id, ref, stop_requested, _status in running:
             if stop_requested and job_id not in self._signalled:
                 self.engines.stop(ref, self.rt.settings.stop_grace_seconds)
                 self._signalled.add(job_id)
-            state = self.engines.poll(ref)
+        states = self.engines.poll_many([ref for _job_id, ref, _stop, _status in running])
+        ended = 0
+        for job_id, ref, _stop, status in running:
+            state = states[ref]
             if state.finished:
                 self.finish(job_id, state)
                 ended += 1

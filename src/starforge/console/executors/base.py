@@ -2,6 +2,7 @@
 
     submit(request) -> ref         start a job; the ref survives a console restart (it is stored on the job row)
     poll(ref) -> ExecState         running, or exited with an exit code / signal, or lost (vanished without a trace)
+    poll_many(refs) -> {ref: ExecState}          the same for every running job at once (one engine query)
     logs(ref, offset) -> (bytes, next offset)   output produced since `offset`
     stop(ref, grace)               SIGTERM (or the engine's equivalent), then a hard kill after `grace` seconds
     reconcile(refs) -> {ref: ExecState}         after a restart: re-attach what still runs, account for the rest
@@ -165,6 +166,10 @@ class Executor(Protocol):
 
     def poll(self, ref: str) -> ExecState:
         """Return the current state of a started job."""
+        ...
+
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the current state of every started job in `refs` (the scheduler's cycle asks once for all)."""
         ...
 
     def logs(self, ref: str, offset: int) -> tuple[bytes, int]:

@@ -27,7 +27,7 @@ from .base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest,
 from .identities import give_to_job, reclaim_tree
 from .isolation import Isolation
 from .limits import CgroupV2, JobLimits, rlimit_command
-from .run_log import EXIT_FILE, OUTPUT, read_log
+from .run_log import EXIT_FILE, OUTPUT, open_log, read_log
 from .sandbox import gpu_device_nodes
 
 __all__ = ["LocalExecutor", "detect_gpus"]
@@ -228,7 +228,7 @@ class LocalExecutor:
                 argv, cwd, pass_fds = [*prefix, *request.argv], request.cwd, ()
             record = {"uid": uid, "limits": limits.to_dict(), "started_at": time.time(),
                       "cgroup": str(cgroup) if cgroup else "", "sandboxed": iso.sandboxed, "owner": request.owner}
-            with (logs / OUTPUT).open("ab") as out:
+            with os.fdopen(open_log(logs / OUTPUT, append=True), "ab") as out:  # never through a planted link
                 proc = subprocess.Popen(
                     argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True, close_fds=True, pass_fds=pass_fds,
@@ -311,6 +311,10 @@ class LocalExecutor:
                               f"{_size(limits.memory_bytes)}")
                 self._write_record(job)
                 self._kill(job.pid)
+
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of each ref (each is one process of this machine)."""
+        return {ref: self.poll(ref) for ref in refs}
 
     def poll(self, ref: str) -> ExecState:
         """Return running, exited (with the exit code or signal, and the reason when a limit ended it) or lost."""

@@ -47,12 +47,9 @@ class Engines:
                     out[series] = slots
         return out
 
-    def poll(self, ref: str) -> ExecState:
-        """Return the state of a started job, from its engine."""
-        executor = self.for_ref(ref)
-        if executor is None:
-            return ExecState("lost", detail=f"the {ref_parts(ref)[0]} engine that ran the job is not configured")
-        return executor.poll(ref)
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of every started job, one query per engine."""
+        return self._per_engine(refs, lambda executor, group: executor.poll_many(group))
 
     def stop(self, ref: str, grace: float) -> None:
         """Ask the engine of a started job to stop it."""
@@ -67,6 +64,11 @@ class Engines:
 
     def reconcile(self, refs: list[str]) -> dict[str, ExecState]:
         """Re-attach jobs after a restart, each through its own engine."""
+        return self._per_engine(refs, lambda executor, group: executor.reconcile(group))
+
+    def _per_engine(self, refs: list[str],
+                    ask: Callable[[Executor, list[str]], dict[str, ExecState]]) -> dict[str, ExecState]:
+        """Ask each engine about its own refs; a ref of an engine this console no longer drives is lost."""
         grouped: dict[str, list[str]] = {}
         for ref in refs:
             grouped.setdefault(ref_parts(ref)[0], []).append(ref)
@@ -77,5 +79,5 @@ class Engines:
                 out.update({ref: ExecState("lost", detail=f"the {name} engine that ran the job is not configured")
                             for ref in group})
             else:
-                out.update(executor.reconcile(group))
+                out.update(ask(executor, group))
         return out

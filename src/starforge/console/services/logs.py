@@ -12,6 +12,8 @@ import os
 import threading
 from pathlib import Path
 
+from ..executors.run_log import open_log
+
 __all__ = ["append", "log_path", "read_from", "tail_offset"]
 
 _locks: dict[str, threading.Lock] = {}
@@ -34,7 +36,10 @@ def append(run_dir: str | Path, text: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8", errors="replace")
     with _lock(path):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = open_log(path, append=True)
+        except OSError:  # the job replaced its log by a link or a FIFO: nothing is written through it
+            return 0
         try:
             os.write(fd, data)
             return os.fstat(fd).st_size
@@ -44,10 +49,14 @@ def append(run_dir: str | Path, text: str) -> int:
 
 def tail_offset(path: Path, lines: int) -> int:
     """Return the offset where the last `lines` complete or partial lines start (0 = the whole file)."""
-    if lines <= 0 or not path.is_file():
+    if lines <= 0:
         return 0
-    size = path.stat().st_size
-    with path.open("rb") as handle:
+    try:
+        handle = os.fdopen(open_log(path), "rb")
+    except OSError:
+        return 0
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
         position = size
         seen = 0
         block = 64 * 1024
@@ -72,11 +81,13 @@ def tail_offset(path: Path, lines: int) -> int:
 def read_from(path: Path, offset: int, limit: int = 256 * 1024) -> tuple[bytes, int]:
     """Return up to `limit` bytes from `offset`, cut after the last newline when there is one; and the next offset."""
     try:
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            data = handle.read(limit)
-    except FileNotFoundError:
+        fd = open_log(path)
+    except OSError:  # missing, or a link or FIFO the job planted
         return b"", offset
+    try:
+        data = os.pread(fd, limit, offset)
+    finally:
+        os.close(fd)
     cut = data.rfind(b"\n")
     if cut >= 0:
         data = data[: cut + 1]

@@ -19,10 +19,11 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from ....contract import INGEST_TOKEN_VARIABLE
 from ....wire import read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, LaunchRequest
 from ..isolation import Isolation
-from ..run_log import EXIT_FILE, OUTPUT, read_log
+from ..run_log import EXIT_FILE, OUTPUT, TOKEN_FILE, read_log, write_private
 from .config import RaySettings
 from .submission import render_submission
 
@@ -146,9 +147,13 @@ class RayExecutor:
         os.replace(tmp, record_path)
         (run_dir / "logs" / EXIT_FILE).unlink(missing_ok=True)
         paths = self.job_paths(run_dir)
+        token = request.env.get(INGEST_TOKEN_VARIABLE)
+        if token is not None:
+            write_private(run_dir / TOKEN_FILE, token, 0o600)
         rendered = render_submission(request, self.settings, submission_id=submission_id,
                                      log_file=f"{paths.logs}/{OUTPUT}", exit_file=f"{paths.logs}/{EXIT_FILE}",
-                                     stop_grace=self.stop_grace, requirements=self._requirements(request))
+                                     stop_grace=self.stop_grace, requirements=self._requirements(request),
+                                     token_file=str(run_dir / TOKEN_FILE) if token is not None else "")
         try:
             self._client.submit_job(**rendered.to_dict())
         except Exception as exc:  # noqa: BLE001 - upload, HTTP and validation errors all mean "not started"
@@ -209,6 +214,10 @@ class RayExecutor:
             if "does not exist" not in str(exc):
                 raise ExecutorError(f"Ray could not stop {submission_id}: {exc}") from exc
 
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of each ref (the Jobs API answers one submission at a time)."""
+        return {ref: self.poll(ref) for ref in refs}
+
     def reconcile(self, refs: list[str]) -> dict[str, ExecState]:
         """Return the state of each ref after a restart, from the Jobs API and the runs' exit records."""
-        return {ref: self.poll(ref) for ref in refs}
+        return self.poll_many(refs)

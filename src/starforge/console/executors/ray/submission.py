@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....contract import INGEST_TOKEN_VARIABLE
 from ....wire import EXIT_FILE_VARIABLE
 from ..base import LaunchRequest, PoolShape
 from .config import RaySettings
@@ -70,19 +71,25 @@ def placement_for(pools: tuple[PoolShape, ...], settings: RaySettings) -> dict[s
     return {"strategy": "STRICT_SPREAD", "bundles": bundles, "pools": described}
 
 
-def _entrypoint(argv: tuple[str, ...], log_file: str) -> str:
-    return f"exec {shlex.join(argv)} >> {shlex.quote(log_file)} 2>&1"
+def _entrypoint(argv: tuple[str, ...], log_file: str, token_file: str) -> str:
+    read = f'{INGEST_TOKEN_VARIABLE}="$(cat -- {shlex.quote(token_file)})" ' if token_file else ""
+    return f"{read}exec {shlex.join(argv)} >> {shlex.quote(log_file)} 2>&1"
 
 
 def render_submission(request: LaunchRequest, settings: RaySettings, *, submission_id: str, log_file: str,
-                      exit_file: str, stop_grace: float, requirements: tuple[str, ...] = ()) -> RaySubmission:
+                      exit_file: str, stop_grace: float, requirements: tuple[str, ...] = (),
+                      token_file: str = "") -> RaySubmission:
     """Return the submission of `request`; `requirements` (a runtime's) go to `pip` when nodes do not share it.
+
+    The run token never travels in `env_vars` (anyone who can reach the Jobs API reads those): with `token_file`,
+    the entrypoint reads it from that 0600 file of the run folder.
 
     With `requirements`, the runtime's own interpreter (argv[0]) is not on the nodes: the entrypoint runs `python`,
     the interpreter of the environment Ray builds from them.
     """
     argv = request.argv
     env = {**request.env, EXIT_FILE_VARIABLE: exit_file, STOP_WAIT_VARIABLE: str(max(1, math.ceil(stop_grace)))}
+    env.pop(INGEST_TOKEN_VARIABLE, None)
     runtime_env: dict[str, Any] = {"working_dir": request.cwd}
     if requirements and not settings.shared_runtime:
         runtime_env["pip"] = list(requirements)
@@ -104,6 +111,6 @@ def render_submission(request: LaunchRequest, settings: RaySettings, *, submissi
             num_gpus = float(pool.per_node)
             resources = {settings.resource_for(pool.series): PIN}
     runtime_env["env_vars"] = env
-    return RaySubmission(submission_id=submission_id, entrypoint=_entrypoint(argv, log_file), runtime_env=runtime_env,
+    return RaySubmission(submission_id=submission_id, entrypoint=_entrypoint(argv, log_file, token_file), runtime_env=runtime_env,
                          metadata=metadata, entrypoint_num_cpus=num_cpus, entrypoint_num_gpus=num_gpus,
                          entrypoint_resources=resources)

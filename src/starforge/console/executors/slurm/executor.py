@@ -33,10 +33,10 @@ from ....wire import EXIT_FILE_VARIABLE, read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from ..identities import DEFAULT_RANGE, UidPool, give_to_job, reclaim_tree
 from ..isolation import Isolation
-from ..run_log import EXIT_FILE, read_log
+from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
 from ..sandbox import GPU_CONTROL_NODES
 from .config import SlurmSettings
-from .script import SANDBOX_ARGS_FILE, TOKEN_FILE, SlurmJob, SlurmPool, render_batch
+from .script import SANDBOX_ARGS_FILE, SlurmJob, SlurmPool, render_batch
 from .states import (
     SACCT_FIELDS,
     SQUEUE_FORMAT,
@@ -213,7 +213,7 @@ class SlurmExecutor:
         view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches)
         view = replace(view, extra=_gpu_binds(self._gpus_per_node(request)))
         options, inside = self.isolation.arguments(view, list(request.argv), uid=uid)
-        _write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
+        write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
         return inside
 
     def _gpus_per_node(self, request: LaunchRequest) -> int:
@@ -235,6 +235,10 @@ class SlurmExecutor:
         (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
         iso = self.isolation
         sandboxed = iso is not None and not self.settings.uses_ray(request.framework)
+        if iso is not None and not sandboxed and os.getuid() == 0:
+            raise JobRefused(f"{request.framework} recipes start a Ray world, which cannot run in the job sandbox on "
+                             "Slurm nodes, and this console submits as root: the job would run as root. Run the console "
+                             "as an unprivileged service account, or set executors.slurm.sandbox: off to accept it")
         if iso is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
             request = _console_side(request, iso.job_paths(run_dir), self.storage_root)
         exit_file = f"{self.job_paths(run_dir).logs if sandboxed else run_dir / 'logs'}/{EXIT_FILE}"
@@ -251,8 +255,8 @@ class SlurmExecutor:
                 job = self._job(request, env)
             script = render_batch(job, self.settings)
             if token is not None:
-                _write_private(run_dir / TOKEN_FILE, token, 0o600)
-            _write_private(run_dir / SCRIPT_FILE, script, 0o700)
+                write_private(run_dir / TOKEN_FILE, token, 0o600)
+            write_private(run_dir / SCRIPT_FILE, script, 0o700)
             if uid is not None:
                 _write_record(run_dir, {"uid": uid, "owner": request.owner, "released": False})
             done = self._run("sbatch", "--parsable", str(run_dir / SCRIPT_FILE), cwd=run_dir)
@@ -359,6 +363,10 @@ class SlurmExecutor:
         """Return pending (with Slurm's reason), running, exited (exit code or signal, and Slurm's reason) or lost."""
         return self._states([ref])[ref]
 
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of every ref from one squeue (scontrol only for jobs that left the queue)."""
+        return self._states(refs)
+
     def logs(self, ref: str, offset: int) -> tuple[bytes, int]:
         """Return the output written since `offset`."""
         _job_id, run_dir = _parse_ref(ref)
@@ -399,7 +407,7 @@ class SlurmExecutor:
 
     def reconcile(self, refs: list[str]) -> dict[str, ExecState]:
         """Return the state of each ref after a restart (one squeue for all; Slurm keeps running what runs)."""
-        return self._states(refs)
+        return self.poll_many(refs)
 
 
 def _gres_count(text: str, wanted: str) -> int:
@@ -467,9 +475,3 @@ def _write_record(run_dir: Path, record: dict[str, object]) -> None:
     tmp.write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, run_dir / SANDBOX_RECORD)
 
-
-def _write_private(path: Path, text: str, mode: int) -> None:
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)

@@ -23,12 +23,11 @@ from typing import NamedTuple
 
 from ....contract import INGEST_TOKEN_VARIABLE
 from ..base import JobRefused
-from ..run_log import OUTPUT
+from ..run_log import OUTPUT, TOKEN_FILE
 from .config import SlurmSeries, SlurmSettings
 
 __all__ = ["SANDBOX_ARGS_FILE", "TOKEN_FILE", "SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
 
-TOKEN_FILE = "run-token"  # in the run folder, mode 0600: the job's run token, read by the script at start
 SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
