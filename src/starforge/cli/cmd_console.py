@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._output import EXIT_USAGE, Output, human_size
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Run and administer a StarForge console.")
@@ -288,7 +288,7 @@ def runtime_ls(state_dir: StateDir = None, config: ConfigFile = None, as_json: A
     def human(data: dict[str, Any]) -> str:
         if not data["runtimes"]:
             return f"no runtime is built in {data['cache_dir']}"
-        return out.table([[r["runtime_id"], r["python"], r["kind"], r["torch"] or "-", f"{r['size'] / 1024**2:.0f} MiB",
+        return out.table([[r["runtime_id"], r["python"], r["kind"], r["torch"] or "-", human_size(r["size"]),
                            f"{r['seconds']:.0f} s", r["path"]] for r in data["runtimes"]],
                          ["runtime", "python", "kind", "torch", "size", "build", "path"])
 

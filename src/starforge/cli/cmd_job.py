@@ -325,7 +325,7 @@ def artifacts(
     from pathlib import Path
 
     out = Output(as_json=as_json)
-    fetched: list[dict[str, Any]] = []
+    files: list[str] = []
     with console_session(out) as console:
         job = console.resolve_job(job_id)
         rows = console.artifacts(job.ref)
@@ -334,23 +334,15 @@ def artifacts(
             if target.exists() and (not target.is_dir() or any(target.iterdir())):
                 out.abort(f"{target} exists and is not an empty folder", hint="download into a new folder",
                           code=EXIT_USAGE)
-            done: list[str] = []
-            for row in sorted(rows, key=lambda r: str(r.get("path") or "")):
-                path = str(row.get("path") or "")
-                if not path or "://" in path or any(path.startswith(d.rstrip("/") + "/") or path == d for d in done):
-                    continue  # kept outside the console (s3://…), or inside a folder already fetched
-                done.append(path)
-                files = console.download_artifact(job.ref, path, target)
-                fetched.append({"path": path, "kind": row.get("kind", ""), "files": len(files)})
+            # one archive of everything the console holds (remote artifacts and vanished files left out by it)
+            files = console.download_artifact(job.ref, "", target)
     body: dict[str, Any] = {"job": job.ref, "artifacts": rows}
     if download:
-        body.update(download=str(download), fetched=fetched)
+        body.update(download=str(download), files=files)
     out.emit(body, lambda _: _artifacts_text(out, rows))
     if as_json:
         return
     if not rows:
         out.info(f"Job {job.ref} has registered no artifacts.")
     if download:
-        count = sum(f["files"] for f in fetched)
-        out.success(f"Downloaded {len(fetched)} artifact{'s' if len(fetched) != 1 else ''} ({count} files) "
-                    f"into {download}")
+        out.success(f"Downloaded {len(files)} file{'s' if len(files) != 1 else ''} into {download}")

@@ -5,19 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from starforge.wire import PYTHON_PLACEHOLDER, LaunchPlan, OverrideValue
+from starforge.wire import PYTHON_PLACEHOLDER, LaunchPlan
 
-from ._config import Adapted, adapt_config
+from ._config import Adapted, adapt_config, render_value
 from .pinned import PINNED_BOOTSTRAP
 
 __all__ = ["build_argv", "build_command", "render_value"]
-
-
-def render_value(value: OverrideValue) -> str:
-    """Return an override value as text: booleans as `true` / `false`, everything else in its plain form."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def build_command(

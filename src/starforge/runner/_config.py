@@ -31,7 +31,7 @@ from starforge.wire import (
 from ._hydra import hydra_value
 from ._yaml import dump_yaml
 
-__all__ = ["Adapted", "adapt_config", "merged_document", "render_items", "set_path", "split_links"]
+__all__ = ["Adapted", "adapt_config", "merged_document", "render_items", "render_value", "set_path", "split_links"]
 
 @dataclass(frozen=True, slots=True)
 class Adapted:
@@ -95,7 +95,7 @@ def render_items(items: list[tuple[str, Any]], style: str) -> list[str]:
         elif style == ARGPARSE:
             out.extend(_argparse(path, value))
         else:
-            out.extend([f"--{path}", _text(value)])
+            out.extend([f"--{path}", render_value(value)])
     return out
 
 
@@ -154,11 +154,12 @@ def _argparse(path: str, value: Any) -> list[str]:
     if value is True:
         return [f"--{path}"]
     if isinstance(value, list):
-        return [f"--{path}", *(_text(item) for item in value)] if value else []
-    return [f"--{path}", _text(value)]
+        return [f"--{path}", *(render_value(item) for item in value)] if value else []
+    return [f"--{path}", render_value(value)]
 
 
-def _text(value: Any) -> str:
+def render_value(value: Any) -> str:
+    """Return an override value as text: booleans as `true` / `false`, None as `null`, the rest in its plain form."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

@@ -9,6 +9,7 @@ each framework's CLI receives. After a deliberate change, regenerate with
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from starforge.console.launch import compile_plan
 from starforge.contract import parse
 from starforge.recipes import load_catalog, validate_hyperparams
 from starforge.runner import build_command
+from starforge.runner._config import set_path
 from starforge.wire import WRITTEN_CONFIG_FILE, parse_plan
 
 from ..recipes.trees import spec
@@ -55,8 +57,12 @@ def adapted(recipe_id: str, tmp_path: Path) -> dict[str, Any]:
     again, plan_problems = parse_plan(json.loads(json.dumps(plan.to_dict())))
     assert plan_problems == [] and again == plan
     argv, result = build_command(again, PYTHON, ENVIRON)
-    if WRITTEN_CONFIG_FILE in result.files:  # the written YAML reads back as the merged document
-        assert isinstance(yaml.safe_load(result.files[WRITTEN_CONFIG_FILE]), dict)
+    if WRITTEN_CONFIG_FILE in result.files:  # the written YAML reads back with every override at its path
+        loaded = yaml.safe_load(result.files[WRITTEN_CONFIG_FILE])
+        for override in again.config.overrides if again.config else ():
+            probe = copy.deepcopy(loaded)
+            set_path(probe, override.path, override.value)
+            assert probe == loaded, override
     return {"plan_argv": list(plan.argv), "argv": argv, "files": dict(result.files), "links": dict(result.links)}
 
 

@@ -54,11 +54,8 @@ def open_download(rt: Runtime, *, user: UserView, ref: str, path: str) -> Artifa
     if not run_dir:
         raise NotFound(f"run {run_id} has not started, so it has no artifacts; {hint}")
     out = Path(os.path.realpath(Path(run_dir) / "out"))
-    for artifact in registered:
-        if artifacts.is_remote(artifact.path) or not artifacts.inside_out_folder(artifact.path, run_dir):
-            continue
-        relative = Path(os.path.realpath(artifact.path)).relative_to(out).as_posix()
-        if path in (artifact.path, relative) and relative != ".":
+    for artifact, relative in _held_here(registered, run_dir, out):
+        if path in (artifact.path, relative):
             os.close(artifact_archive.open_beneath(out, relative))  # gone or swapped for a link: 404 now, not mid-stream
             name = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("/", "-"))[:120]  # a safe header value
             return ArtifactDownload(out, (relative,), f"{run_id}-{name}.tar.gz")
@@ -74,15 +71,22 @@ def _everything(run_id: str, run_dir: str, registered: list[artifacts.ArtifactVi
     if not run_dir:
         return ArtifactDownload(Path(), (), f"{run_id}-artifacts.tar.gz")
     out = Path(os.path.realpath(Path(run_dir) / "out"))
-    found: list[str] = []
+    # a rotated-away checkpoint is left out, not a 404
+    found = [relative for _artifact, relative in _held_here(registered, run_dir, out) if _still_there(out, relative)]
+    kept = [r for r in sorted(set(found)) if not any(r.startswith(f"{o}/") for o in found)]
+    return ArtifactDownload(out, tuple(kept), f"{run_id}-artifacts.tar.gz")
+
+
+def _held_here(registered: list[artifacts.ArtifactView], run_dir: str,
+               out: Path) -> Iterator[tuple[artifacts.ArtifactView, str]]:
+    """Yield each artifact the console holds (not remote, inside the run's output folder, not the folder itself)
+    with its path inside the output folder."""
     for artifact in registered:
         if artifacts.is_remote(artifact.path) or not artifacts.inside_out_folder(artifact.path, run_dir):
             continue
         relative = Path(os.path.realpath(artifact.path)).relative_to(out).as_posix()
-        if relative != "." and _still_there(out, relative):  # a rotated-away checkpoint is left out, not a 404
-            found.append(relative)
-    kept = [r for r in sorted(set(found)) if not any(r.startswith(f"{o}/") for o in found)]
-    return ArtifactDownload(out, tuple(kept), f"{run_id}-artifacts.tar.gz")
+        if relative != ".":
+            yield artifact, relative
 
 
 def _still_there(out: Path, relative: str) -> bool:

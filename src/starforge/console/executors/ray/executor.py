@@ -167,7 +167,7 @@ class RayExecutor:
         try:
             info = self._status(submission_id)
         except ExecutorError as exc:
-            return ExecState("running", detail=str(exc))  # unreachable is not ended: ask again later
+            return ExecState("pending", detail=str(exc))  # unreachable: neither ended nor known to run; ask again
         if info is None:
             return self._from_exit_file(run_dir, "Ray does not know the job (its head was replaced?) and the job "
                                                  "left no exit record")

@@ -41,6 +41,7 @@ from .states import (
     SACCT_FIELDS,
     SQUEUE_FORMAT,
     SlurmJobState,
+    exit_status,
     map_state,
     parse_sacct,
     parse_squeue,
@@ -71,11 +72,6 @@ def _parse_ref(ref: str) -> tuple[str, Path]:
     if kind != "slurm" or not job_id.isdigit():
         raise ValueError(f"not a Slurm executor ref: {ref}")
     return job_id, Path(run_dir)
-
-
-def _exit_code(text: str) -> tuple[int | None, int | None]:
-    code, _, sig = text.partition(":")
-    return (int(code) if code.isdigit() else None), (int(sig) if sig.isdigit() and int(sig) else None)
 
 
 def _interpreter(argv: tuple[str, ...]) -> str:
@@ -143,7 +139,7 @@ class SlurmExecutor:
     def _sacct_state(self, job_id: str) -> SlurmJobState | None:
         if self._sacct is False:
             return None
-        done = self._run("sacct", "-n", "-P", "-X", "--duplicates", "-o", SACCT_FIELDS, "-j", job_id)
+        done = self._run("sacct", "-n", "-P", "-o", SACCT_FIELDS, "-j", job_id)
         if done.returncode != 0:
             self._sacct = False  # accounting is optional: without it, scontrol and the exit record tell
             return None
@@ -333,7 +329,7 @@ class SlurmExecutor:
                 return ExecState("pending", detail=waiting_text(mapped.reason))
             if mapped.status == "running":
                 return ExecState("running", detail=mapped.reason)
-            code, sig = _exit_code(shown.get("ExitCode", ""))
+            code, sig = exit_status(shown.get("ExitCode", ""))
             detail = mapped.reason
             engine_reason = mapped.reason if slurm_state.upper() in _ENGINE_ENDED else ""
         else:

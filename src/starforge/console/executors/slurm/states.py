@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["SQUEUE_FORMAT", "SACCT_FIELDS", "Mapped", "SlurmJobState", "map_state", "parse_sacct", "parse_squeue",
+__all__ = ["SQUEUE_FORMAT", "SACCT_FIELDS", "Mapped", "SlurmJobState", "exit_status", "map_state", "parse_sacct", "parse_squeue",
            "waiting_text"]
 
 SQUEUE_FORMAT = "%i|%T|%r"
@@ -130,7 +130,7 @@ def parse_squeue(text: str) -> dict[str, SlurmJobState]:
     return _group(states)
 
 
-def _exit(text: str) -> tuple[int | None, int | None]:
+def exit_status(text: str) -> tuple[int | None, int | None]:
     code, _, signal = text.strip().partition(":")
     return (int(code) if code.isdigit() else None), (int(signal) if signal.isdigit() and int(signal) else None)
 
@@ -150,7 +150,7 @@ def parse_sacct(text: str) -> dict[str, SlurmJobState]:
         job_id, step = fields[0], ""
         if "." in job_id:
             job_id, step = job_id.split(".", 1)
-        exit_code, signal = _exit(fields[2])
+        exit_code, signal = exit_status(fields[2])
         if step == "batch":
             batch[_base(job_id)] = (exit_code, signal)  # a hetjob's script runs in its first component
         elif not step:
