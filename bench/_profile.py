@@ -8,6 +8,7 @@ active samples whose stack passes through that function (inclusive).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,8 +73,10 @@ def main(kind: str, clients: int, seconds: float) -> int:
         time.sleep(1)
         raw = Path(tmp.name) / "profile.txt"
         subprocess.run([py_spy, "record", "-d", str(int(seconds)), "-r", "200", "-p", str(console.proc.pid),
-                        "-f", "raw", "-o", str(raw), "--nonblocking"], capture_output=True, check=True)
+                        "-f", "raw", "-o", str(raw), "--nonblocking", *(["--gil"] if os.environ.get("PROFILE_GIL") else [])], capture_output=True, check=True)
         load.wait()
+        if keep := os.environ.get("PROFILE_RAW"):
+            shutil.copy(raw, keep)
         for share, name in _top(raw):
             print(f"{share:5.1f}%  {name}")
     finally:

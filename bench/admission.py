@@ -1,4 +1,5 @@
-"""Benchmark: dry-run admission (`POST /api/admission/check`) under 1, 16, 64 and 256 concurrent clients (hey).
+"""Benchmark: dry-run admission (`POST /api/admission/check`) under 1, 16, 64 and 256 concurrent clients (hey), on
+SQLite and, when `.services/env` names one, PostgreSQL.
 
 Targets (issue [5]): ≥ 2,000/s with p99 ≤ 30 ms at 64 clients; at 256 clients ≥ 90 % of the peak and p99 ≤ 150 ms.
 Every answer must be a 200 with the verdict `admitted`: a fast refusal is not a fast admission.
@@ -7,6 +8,7 @@ Every answer must be a 200 with the verdict `admitted`: a fast refusal is not a 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -14,47 +16,58 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._console import start_console  # noqa: E402
-from bench._load import hey, record, table  # noqa: E402
+from bench._load import Load, hey, record, table  # noqa: E402
+from tests.conftest import _service_env  # noqa: E402
 from tests.integration.helpers import spec_for  # noqa: E402
 
 CLIENTS = (1, 16, 64, 256)
 SECONDS = 5.0
 
 
-def main() -> int:
-    console, tmp = start_console({"capacity": {"cpu": 2}})
+def _run(database_url: str = "") -> dict[int, Load]:
+    console, tmp = start_console({"capacity": {"cpu": 2}}, database_url=database_url)
     try:
         token = console.token_for("bench")
         with console.client(token) as api:
             spec = spec_for(api, "tinyrl/grpo", exp="experiments/bench")
             probe = api.post("/api/admission/check", json={"spec": spec, "profile": "cpu"})
-            assert probe.status_code == 200, probe.text
+            assert probe.status_code == 200 and probe.json()["ok"], probe.text
         body = Path(tempfile.mkdtemp(dir=tmp.name)) / "check.json"
         body.write_text(json.dumps({"spec": spec, "profile": "cpu"}))
         url = f"{console.url}/api/admission/check"
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         hey(url, clients=8, seconds=1, body=body, headers=headers)  # warm up
-        loads = {c: hey(url, clients=c, seconds=SECONDS, body=body, headers=headers) for c in CLIENTS}
+        return {c: hey(url, clients=c, seconds=SECONDS, body=body, headers=headers) for c in CLIENTS}
     finally:
         console.stop()
         tmp.cleanup()
-    peak = max(load.rps for load in loads.values())
+
+
+def main() -> int:
+    runs = {"sqlite": _run()}
+    postgres = os.environ.get("STARFORGE_TEST_POSTGRES_URL") or _service_env().get("STARFORGE_TEST_POSTGRES_URL", "")
+    if postgres:
+        from tests.integration.conftest import _postgres_database
+
+        runs["postgres"] = _run(_postgres_database(postgres))
     rows, figures = [], {}
-    for clients, load in loads.items():
-        errors = load.total - load.ok
-        measured = f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms" + (
-            f" ({errors} non-2xx)" if errors else "")
-        if clients == 64:
-            target, meets = "≥ 2,000/s, p99 ≤ 30 ms", load.rps >= 2000 and load.p99_ms <= 30 and not errors
-        elif clients == 256:
-            target = "≥ 90 % of peak, p99 ≤ 150 ms"
-            meets = load.rps >= 0.9 * peak and load.p99_ms <= 150 and not errors
-        else:
-            target, meets = "(reported)", not errors
-        rows.append((f"dry-run admission, {clients} clients", target, measured, meets))
-        figures[f"admission_check_{clients}_clients"] = {
-            "rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2), "p99_ms": round(load.p99_ms, 2),
-            "non_2xx": errors, "target": target, "meets": meets, "command": "python bench/admission.py"}
+    for backend, loads in runs.items():
+        peak = max(load.rps for load in loads.values())
+        for clients, load in loads.items():
+            errors = load.total - load.ok
+            measured = f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms" + (
+                f" ({errors} non-2xx)" if errors else "")
+            if clients == 64:
+                target, meets = "≥ 2,000/s, p99 ≤ 30 ms", load.rps >= 2000 and load.p99_ms <= 30 and not errors
+            elif clients == 256:
+                target = "≥ 90 % of peak, p99 ≤ 150 ms"
+                meets = load.rps >= 0.9 * peak and load.p99_ms <= 150 and not errors
+            else:
+                target, meets = "(reported)", not errors
+            rows.append((f"dry-run admission, {backend}, {clients} clients", target, measured, meets))
+            figures[f"admission_check_{backend}_{clients}_clients"] = {
+                "rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2), "p99_ms": round(load.p99_ms, 2),
+                "non_2xx": errors, "target": target, "meets": meets, "command": "python bench/admission.py"}
     table(rows)
     record(figures)
     return 0

@@ -25,7 +25,7 @@ def _run_token(console: object, job: str) -> str:
     from starforge.console.store import Database
 
     settings = load_settings(state_dir=console.state_dir)  # type: ignore[attr-defined]
-    db = Database(settings.db_url)
+    db = Database(settings.db_url, changes=settings.accounts_changes)
     with db.write() as session:
         user = accounts.get_user(session, "bench")
         token = accounts.issue_run_token(session, user, job)

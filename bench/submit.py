@@ -1,5 +1,5 @@
 """Benchmark: persisted submissions (`POST /api/jobs` with a 20 KB bundle, as `sf submit` sends them) on SQLite,
-1 and 16 concurrent clients (hey), and on PostgreSQL when `.services/env` names one.
+1, 16, 64 and 256 concurrent clients (hey), and on PostgreSQL when `.services/env` names one.
 
 Targets (issue [5]): SQLite ≥ 500/s with p99 ≤ 100 ms at 16 clients; PostgreSQL ≥ 300/s at 16 clients; p50 ≤ 5 ms
 with 1 client. Jobs ask for a series with no capacity, so they wait and nothing runs: the figure is admission and
@@ -23,6 +23,7 @@ from tests.conftest import _service_env  # noqa: E402
 from tests.integration.helpers import bundle, spec_for, submit  # noqa: E402
 
 SECONDS = 5.0
+CLIENTS = (1, 16, 64, 256)
 CONFIG = {"capacity": {"cpu": 2}, "quota": {"max_concurrent_jobs": 1_000_000, "max_concurrent_gpus": 1_000_000}}
 
 
@@ -47,7 +48,7 @@ def _run(database_url: str = "") -> dict[int, Load]:
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip",
                    "X-Forge-Meta": json.dumps(meta, ensure_ascii=True)}
         url = f"{console.url}/api/jobs"
-        return {c: hey(url, clients=c, seconds=SECONDS, body=body, headers=headers) for c in (1, 16)}
+        return {c: hey(url, clients=c, seconds=SECONDS, body=body, headers=headers) for c in CLIENTS}
     finally:
         console.stop()
         tmp.cleanup()
@@ -68,6 +69,8 @@ def main() -> int:
                         + (f" ({errors} non-2xx)" if errors else ""))
             if clients == 1:
                 target, meets = "p50 ≤ 5 ms", load.p50_ms <= 5 and not errors
+            elif clients != 16:
+                target, meets = "(reported)", not errors
             elif backend == "sqlite":
                 target = "≥ 500/s, p99 ≤ 100 ms"
                 meets = load.rps >= 500 and load.p99_ms <= 100 and not errors

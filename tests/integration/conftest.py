@@ -145,7 +145,7 @@ class ConsoleProcess:
             from starforge.console.store import Database
 
             settings = load_settings(self.config_file, state_dir=self.state_dir, database_url=self.database_url or None)
-            self._db = Database(settings.db_url)
+            self._db = Database(settings.db_url, changes=settings.accounts_changes)
         return self._db
 
     def token_for(self, user: str, role: str = "operator") -> str:

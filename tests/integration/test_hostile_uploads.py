@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def test_upload_over_the_limit_is_a_413_with_a_detail(console: InProcessConsole)
 
 
 def test_spooled_bundle_reaches_admission_intact(console: InProcessConsole) -> None:
-    data = bundle({"experiments/toy/config.yaml": "grpo:\n  max_num_steps: 5\n", "experiments/toy/blob.bin": "x" * 1000})
+    blob = random.Random(3).randbytes(300_000).hex()  # ~300 KB gzipped: past what is kept in memory, so spooled
+    data = bundle({"experiments/toy/config.yaml": "grpo:\n  max_num_steps: 5\n", "experiments/toy/blob.bin": blob})
+    assert len(data) > 256 * 1024
     with console.client() as client:
         response = submit(client, spec_for(client, series="h200", gpus=8), data=data)
         assert response.status_code in (200, 202), response.text

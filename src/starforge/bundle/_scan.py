@@ -21,6 +21,7 @@ MAX_PROBLEMS = 20
 # Tar headers, padding and the end-of-archive record come on top of file contents.
 _OVERHEAD_PER_MEMBER = 8 * 1024
 _OVERHEAD_FIXED = 1024 * 1024
+_PULL = 64 * 1024  # decompressed bytes pulled from the gzip stream at a time
 
 _HINT_REBUILD = "Rebuild the bundle with `sf submit`: members are relative POSIX paths inside the bundle."
 _HINT_FORMAT = "Send the bundle as `sf submit` builds it: a complete gzip-compressed tar archive."
@@ -65,8 +66,21 @@ class _Meter:
         self._cap = limits.max_total_bytes + limits.max_files * _OVERHEAD_PER_MEMBER + _OVERHEAD_FIXED
         self.raw = 0
         self.copied = 0
+        self._buffer = b""
+        self._at = 0
 
     def read(self, n: int) -> bytes:
+        """Return up to `n` bytes; the gzip stream is pulled in _PULL-byte pieces (tar asks for 512 at a time)."""
+        if len(self._buffer) - self._at >= n:
+            self._at += n
+            return self._buffer[self._at - n:self._at]
+        rest = self._buffer[self._at:]
+        self._buffer, self._at = self._pull(max(n - len(rest), _PULL)), 0
+        more = min(n - len(rest), len(self._buffer))
+        self._at = more
+        return rest + self._buffer[:more]
+
+    def _pull(self, n: int) -> bytes:
         try:
             data = self._gz.read(n)
         except EOFError:

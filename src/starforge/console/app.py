@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from .api.errors import install_error_handlers
+from .api.hot_paths import HotPaths
 from .api.routers import account, admin, auth, cluster, datasets, ingest, jobs, logs, meta, plugins, runs
 from .mcp_mount import mount_mcp
 from .runtime import Runtime, load_served_catalog
@@ -26,7 +27,7 @@ def build_runtime(settings: Settings) -> Runtime:
     """Prepare the state directory, migrate the database and load the served catalog (refusing an invalid one)."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     settings.state_dir.chmod(0o700)
-    db = Database(settings.db_url)
+    db = Database(settings.db_url, changes=settings.accounts_changes)
     db.migrate()
     return Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
 
@@ -84,6 +85,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.router.redirect_slashes = False
     app.state.runtime = rt
     install_error_handlers(app)
+    app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 import anyio.to_thread
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -55,7 +54,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         # AuthRequired -> 401 through the console's error handlers, before any MCP code runs
-        scope[_CALLER] = await run_in_threadpool(current_user, request)
+        scope[_CALLER] = await current_user(request)
         transport = await self._ready()
         await transport.handle(scope, receive, send)
 

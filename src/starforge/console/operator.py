@@ -21,7 +21,7 @@ __all__ = ["create_token", "list_data", "list_users", "open_database", "register
 def open_database(settings: Settings) -> Database:
     """Open (and migrate) the console database of `settings`."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
-    db = Database(settings.db_url)
+    db = Database(settings.db_url, changes=settings.accounts_changes)
     db.migrate()
     return db
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .runtimes import Runtimes
+from .services.account_cache import AccountCache
+from .services.submission_writer import SubmissionWriter
 from .settings import Settings
 from .store import Database
 
@@ -36,16 +38,21 @@ class Runtime:
     db: Database
     catalog: Any
     wakeup: threading.Event = field(default_factory=threading.Event)
+    place_due: threading.Event = field(default_factory=threading.Event)  # the next cycle must place waiting jobs
     background: list[Any] = field(default_factory=list)
     capacity: dict[str, int] = field(default_factory=dict)
     isolation: Any = None  # executors.isolation.Isolation, prepared (and checked) when the console starts
     engines: Any = None  # executors.routing.Engines, built when the console starts (`background.build_engines`)
     runtimes: Runtimes = field(init=False)  # recipe runtimes: plans, the cache, the build workers
+    accounts: AccountCache = field(init=False)  # bearer tokens and quotas, valid until an account changes
+    submissions: SubmissionWriter = field(init=False)  # commits admitted submissions in batches (group commit)
 
     def __post_init__(self) -> None:
         if not self.capacity:
             self.capacity = dict(self.settings.capacity)
         self.runtimes = Runtimes(self.settings.runtimes)
+        self.accounts = AccountCache(self.db, self.db.account_changes)
+        self.submissions = SubmissionWriter(self)
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted
@@ -63,6 +70,9 @@ class Runtime:
         isolation = self.isolation or Isolation.none(self.settings.state_dir)
         return isolation.job_paths(run_dir)
 
-    def wake(self) -> None:
-        """Ask the background loops to run a cycle now (a job was admitted, stopped or ended)."""
+    def wake(self, *, place: bool = True) -> None:
+        """Ask the background loops to run a cycle soon: a whole one (`place`: capacity or the queue changed — a job
+        stopped or ended, a quota moved), or only launch and watch (a job was admitted straight to `submitted`)."""
+        if place:
+            self.place_due.set()
         self.wakeup.set()

@@ -368,9 +368,9 @@ class Scheduler:
         for job_id in orphans:
             self.finish(job_id, ExecState("lost", detail="the console restarted before the job was started"))
 
-    def cycle(self) -> None:
-        """Run the three phases once."""
-        for phase in (self.place, self.launch, self.watch):
+    def cycle(self, *, place: bool = True) -> None:
+        """Run the three phases once (without `place`: only launch and watch)."""
+        for phase in (self.place, self.launch, self.watch) if place else (self.launch, self.watch):
             start = time.perf_counter()
             count = phase()
             elapsed = (time.perf_counter() - start) * 1000
@@ -391,7 +391,11 @@ def _revoke_run_tokens(db: Any, job_id: str) -> None:
 
 
 class BackgroundLoop:
-    """Run the scheduler on a thread: every `interval` seconds, or at once when the runtime is woken."""
+    """Run the scheduler on a thread: a whole cycle every `interval` seconds, and a cycle soon after the runtime is
+    woken — at most one every MIN_GAP seconds, so a burst of submissions is launched in a few cycles rather than one
+    cycle each, and placing waiting jobs (which reads the whole queue) only when capacity or the queue changed."""
+
+    MIN_GAP = 0.02
 
     def __init__(self, rt: Runtime, scheduler: Scheduler, interval: float) -> None:
         self.rt = rt
@@ -406,13 +410,20 @@ class BackgroundLoop:
         self._thread.start()
 
     def _run(self) -> None:
+        last_place = 0.0
         while not self._stopping.is_set():
+            started = time.monotonic()
             self.rt.wakeup.clear()
+            place = self.rt.place_due.is_set() or started - last_place >= self.interval
+            if place:
+                self.rt.place_due.clear()
+                last_place = started
             try:
-                self.scheduler.cycle()
+                self.scheduler.cycle(place=place)
             except Exception:  # a failed cycle must not stop the loop; the next cycle retries
                 log.exception("scheduler cycle failed")
-            self.rt.wakeup.wait(self.interval)
+            if self.rt.wakeup.wait(max(0.0, self.interval - (time.monotonic() - last_place))):
+                self._stopping.wait(max(0.0, started + self.MIN_GAP - time.monotonic()))  # let a burst gather
 
     def stop(self) -> None:
         """Stop after the current cycle (running jobs keep running; a restart re-attaches them)."""

@@ -11,6 +11,7 @@ import socket
 import sys
 
 from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
+from .http_protocol import http_protocol
 from .settings import Settings
 
 __all__ = ["PortUnavailable", "bind", "serve"]
@@ -77,7 +78,9 @@ def serve(settings: Settings) -> None:
         port=settings.port,
         log_level="warning",
         access_log=False,
+        http=http_protocol(MAX_HEADER_BYTES),  # httptools with bounded headers (h11 when it is not installed)
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        loop="auto",  # uvloop when installed
         timeout_keep_alive=5,
         lifespan="on",
     )

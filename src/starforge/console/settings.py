@@ -117,6 +117,12 @@ class Settings:
         return self.database_url or f"sqlite:///{self.state_dir / 'console.db'}"
 
     @property
+    def accounts_changes(self) -> Path:
+        """Return the change file every process on this state folder appends to when an account, a token or a
+        quota changes (`store.signals`): what lets the console cache them and still revoke at once."""
+        return self.state_dir / "accounts.changes"
+
+    @property
     def base_url(self) -> str:
         """Return the URL jobs use to reach this console (ingest, judge)."""
         if self.public_url:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -20,6 +22,20 @@ def parse_version(text: str) -> Version | None:
 
 def satisfies(version: str, requirement: str) -> bool | None:
     """Return whether `version` is inside `requirement` (pre-releases allowed); None when either is invalid."""
+    if len(version) + len(requirement) <= _CACHED_TEXT:
+        return _satisfies_cached(version, requirement)
+    return _satisfies(version, requirement)
+
+
+_CACHED_TEXT = 256  # every admission asks with the same few short values; parsing them is the cost, so remember them
+
+
+@functools.lru_cache(maxsize=256)
+def _satisfies_cached(version: str, requirement: str) -> bool | None:
+    return _satisfies(version, requirement)
+
+
+def _satisfies(version: str, requirement: str) -> bool | None:
     parsed = parse_version(version)
     try:
         spec = SpecifierSet(requirement.strip())

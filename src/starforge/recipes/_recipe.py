@@ -37,6 +37,7 @@ class Recipe:
         self._runtime_data = head["runtime"]
         self._cache = cache
         self._template_digest: str | None = None
+        self._digests: dict[str, str] = {}  # bundle digest per scheme
 
     def __repr__(self) -> str:
         return f"Recipe({self.id}@{self.version})"
@@ -82,8 +83,11 @@ class Recipe:
     def digest(self, scheme: str | None = None) -> str:
         """Return the bundle digest under `scheme` (default: the scheme of the catalog that loaded the recipe)."""
         scheme = scheme or self.scheme
-        template = self.template_digest if scheme == "manifest+template" else None
-        return bundle_digest(self.manifest_digest, template, scheme)
+        found = self._digests.get(scheme)
+        if found is None:  # asked on every admission: computed once per scheme
+            template = self.template_digest if scheme == "manifest+template" else None
+            found = self._digests[scheme] = bundle_digest(self.manifest_digest, template, scheme)
+        return found
 
     # the full manifest (parsed on first use)
     @cached_property

@@ -37,7 +37,7 @@ DOC: dict[str, Any] = {
 @pytest.fixture()
 def rt(tmp_path: Path) -> Iterator[Runtime]:
     settings = load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 2})
-    db = Database(settings.db_url)
+    db = Database(settings.db_url, changes=settings.accounts_changes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # alembic's, about its own configuration
         db.migrate()

@@ -3,13 +3,15 @@
 Reading a body is part of resolving a request, so it lives here; what the bytes mean is the services' business.
 JSON nesting is bounded by `services.json_text` (re-exported here for the API's readers).
 
-Uploads (bundles, plugin packages) go to an unnamed temporary file as they arrive, so the console's memory does not
-grow with the body; callers authenticate first and read the bytes back only once they know who is asking.
+Uploads (bundles, plugin packages) up to 256 KiB stay in memory; larger ones go to an unnamed temporary file as they
+arrive, so the console's memory does not grow with the body; callers authenticate first and read the bytes back only
+once they know who is asking.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 _CHUNK = 1024 * 1024  # bytes gathered before one write to the spool file, and read back at a time
+_IN_MEMORY = 256 * 1024  # a body up to this size is never written to disk
 _EPILOGUE = 4096  # text a multipart body may carry after its closing delimiter
 
 
@@ -101,7 +104,8 @@ async def read_json_object(request: Request, limit: int = 4 * 1024 * 1024) -> di
 
 
 class Upload:
-    """A request body spooled to an unnamed temporary file: its size, and its bytes read back on demand."""
+    """A request body, in memory or spooled to an unnamed temporary file: its size, and its bytes read back on
+    demand."""
 
     def __init__(self, handle: IO[bytes], size: int) -> None:
         self._handle = handle
@@ -143,9 +147,11 @@ def _write(handle: IO[bytes], chunks: list[bytes]) -> None:
 
 @contextlib.asynccontextmanager
 async def spooled_body(request: Request, *, limit: int, directory: Path) -> AsyncIterator[Upload]:
-    """Yield the body spooled to an unnamed file in `directory` (removed on exit); past `limit` keep reading,
-    discarding, and then raise TooLarge, so the client reads the refusal instead of a broken connection."""
-    handle = await run_in_threadpool(_spool_file, directory)
+    """Yield the body: held in memory up to _IN_MEMORY bytes (a usual bundle: no file, no thread hop), spooled to an
+    unnamed file in `directory` beyond (removed on exit); past `limit` keep reading, discarding, and then raise
+    TooLarge, so the client reads the refusal instead of a broken connection. Callers authenticate first, so only a
+    known account can hold that memory."""
+    handle: IO[bytes] | None = None
     try:
         size = 0
         pending: list[bytes] = []
@@ -157,16 +163,22 @@ async def spooled_body(request: Request, *, limit: int, directory: Path) -> Asyn
                 continue
             pending.append(chunk)
             pending_bytes += len(chunk)
-            if pending_bytes >= _CHUNK:
+            if pending_bytes >= (_CHUNK if handle is not None else _IN_MEMORY):
+                if handle is None:
+                    handle = await run_in_threadpool(_spool_file, directory)
                 await run_in_threadpool(_write, handle, pending)
                 pending, pending_bytes = [], 0
         if size > limit:
             raise TooLarge(f"the request body is {size} bytes; this console accepts at most {limit} bytes")
-        await run_in_threadpool(_write, handle, pending)
-        await run_in_threadpool(handle.flush)
+        if handle is None:
+            handle = io.BytesIO(b"".join(pending))
+        else:
+            await run_in_threadpool(_write, handle, pending)
+            await run_in_threadpool(handle.flush)
         yield Upload(handle, size)
     finally:
-        handle.close()
+        if handle is not None:
+            handle.close()
 
 
 def _multipart_refused(reason: str) -> Rejected:

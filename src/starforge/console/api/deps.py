@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
 from ..runtime import Runtime
@@ -16,10 +17,17 @@ from ..services.errors import AuthRequired, Forbidden, Rejected
 __all__ = ["bearer_token", "current_admin", "current_user", "refuse_nul_parameters", "run_token", "runtime", "upload_dir"]
 
 
-def runtime(request: Request) -> Runtime:
-    """Return the console runtime."""
+def _runtime(request: Request) -> Runtime:
     rt: Runtime = request.app.state.runtime
     return rt
+
+
+async def runtime(request: Request) -> Runtime:
+    """Return the console runtime.
+
+    Every dependency here is `async def`, even with nothing to await: FastAPI runs a plain `def` dependency in its
+    threadpool, a thread hop per request for microseconds of work."""
+    return _runtime(request)
 
 
 def bearer_token(request: Request) -> str:
@@ -31,22 +39,27 @@ def bearer_token(request: Request) -> str:
     return token.strip()
 
 
-def current_user(request: Request) -> UserView:
+async def current_user(request: Request) -> UserView:
     """Return the account behind the bearer token (401 when missing, invalid, expired or disabled).
 
-    Blocking (one database read): FastAPI runs it in its threadpool as a dependency; call it there otherwise."""
-    return logins.authenticate(runtime(request), token=bearer_token(request))
+    A token seen before is answered from memory, on the event loop; otherwise the database is read in the
+    threadpool."""
+    rt, token = _runtime(request), bearer_token(request)
+    cached = rt.accounts.cached_user(token)
+    if cached is not None:
+        return cached
+    return await run_in_threadpool(logins.authenticate, rt, token=token)
 
 
-def current_admin(request: Request) -> UserView:
+async def current_admin(request: Request) -> UserView:
     """Return the caller if it is an administrator (403 otherwise)."""
-    user = current_user(request)
+    user = await current_user(request)
     if not roles.can_admin(user):
         raise Forbidden("administrators only")
     return user
 
 
-def run_token(request: Request) -> str:
+async def run_token(request: Request) -> str:
     """Return the run token of an ingest call (`X-StarForge-Token`, or a bearer token), or raise AuthRequired; it is
     checked against its run by the ingest service, which needs the body's run id."""
     token = request.headers.get("x-starforge-token", "").strip()
@@ -58,12 +71,12 @@ def run_token(request: Request) -> str:
     return token
 
 
-def upload_dir(request: Request) -> Path:
+async def upload_dir(request: Request) -> Path:
     """Return where request bodies are spooled: `<state>/uploads`, on the state disk rather than a RAM-backed /tmp."""
-    return runtime(request).settings.state_dir / "uploads"
+    return _runtime(request).settings.state_dir / "uploads"
 
 
-def refuse_nul_parameters(request: Request) -> None:
+async def refuse_nul_parameters(request: Request) -> None:
     """Refuse a path or query parameter holding a NUL character, which no database stores or compares (422)."""
     for name, value in [*request.path_params.items(), *request.query_params.multi_items()]:
         if isinstance(value, str) and "\x00" in value:

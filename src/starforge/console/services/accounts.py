@@ -26,8 +26,10 @@ __all__ = [
     "Refreshed",
     "SessionTokens",
     "UserView",
+    "MAX_SECRET",
     "authenticate",
     "authenticate_run",
+    "authenticate_with_expiry",
     "create_user",
     "create_user_from",
     "ensure_user",
@@ -47,6 +49,7 @@ __all__ = [
 
 # A username names the directory runs/<user>/ and fills users.username (64 characters wide).
 _MAX_USERNAME = 64
+MAX_SECRET = 200  # longer bearer values are no token of ours: refused without hashing or a query
 _PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_"}
 
 
@@ -232,7 +235,7 @@ def issue_run_token(db: Session, user: UserView, run_id: str) -> str:
 
 
 def _lookup(db: Session, secret: str) -> tuple[Token, User] | None:
-    if not secret or len(secret) > 200:
+    if not secret or len(secret) > MAX_SECRET:
         return None
     token = db.scalar(select(Token).where(Token.token_hash == hash_token(secret)))
     if token is None:
@@ -245,6 +248,12 @@ def _lookup(db: Session, secret: str) -> tuple[Token, User] | None:
 
 def authenticate(db: Session, secret: str) -> UserView:
     """Return the account behind a bearer token (access or api), or raise AuthRequired."""
+    return authenticate_with_expiry(db, secret)[0]
+
+
+def authenticate_with_expiry(db: Session, secret: str) -> tuple[UserView, float | None]:
+    """Return the account behind a bearer token (access or api) and when the token expires, or raise
+    AuthRequired."""
     found = _lookup(db, secret)
     if found is None:
         raise AuthRequired("invalid token: log in again with `sf login`")
@@ -257,7 +266,7 @@ def authenticate(db: Session, secret: str) -> UserView:
         raise AuthRequired("token expired: log in again with `sf login`")
     if user.disabled:
         raise AuthRequired(f"account {user.username} is disabled")
-    return user_view(user)
+    return user_view(user), token.expires_at
 
 
 def authenticate_run(db: Session, secret: str, run_id: str | None) -> UserView:

@@ -1,5 +1,5 @@
-"""The doors of a job row: `create_job` is the one way a job comes to exist, `set_status` the one way its status
-changes, and `stop_job` the one way a stop is requested.
+"""The doors of a job row: `create_job` (`build_job` for a batch) is the one way a job comes to exist, `set_status`
+(`status_event` for a batch) the one way its status changes, and `stop_job` the one way a stop is requested.
 
 Tier: query (runs over the caller's session, in the caller's transaction; never begins or commits one). Submissions
 and follow-ups both create their rows through `create_job`; the scheduler, stops and account changes move them
@@ -25,10 +25,12 @@ __all__ = [
     "TERMINAL",
     "WAITING",
     "InvalidTransition",
+    "build_job",
     "create_job",
     "new_run_id",
     "series_demand",
     "set_status",
+    "status_event",
     "stop_job",
 ]
 
@@ -56,7 +58,12 @@ class InvalidTransition(RuntimeError):
 
 def new_run_id() -> str:
     """Return a fresh opaque run id: `r-` and 10 base-36 characters."""
-    return "r-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
+    number = secrets.randbelow(36**10)  # one draw from the system's generator, not one per character
+    digits = []
+    for _ in range(10):
+        number, digit = divmod(number, 36)
+        digits.append(_ALPHABET[digit])
+    return "r-" + "".join(digits)
 
 
 def series_demand(spec: JobSpec, profile: str) -> dict[str, int]:
@@ -93,7 +100,32 @@ def create_job(
     run_id = new_run_id()
     while db.get(Job, run_id) is not None:
         run_id = new_run_id()
-    job = Job(
+    job = build_job(run_id, user_id=user_id, username=username, spec=spec, exp=exp, profile=profile,
+                    priority=priority, meta=meta, resolved=resolved, package_sha=package_sha, warnings=warnings,
+                    parent_id=parent_id, action=action)
+    db.add(job)
+    return job
+
+
+def build_job(
+    run_id: str,
+    *,
+    user_id: int,
+    username: str,
+    spec: JobSpec,
+    exp: str,
+    profile: str,
+    priority: int,
+    meta: Mapping[str, Any],
+    resolved: Mapping[str, Any],
+    package_sha: str,
+    warnings: Sequence[str] = (),
+    parent_id: str = "",
+    action: str = "",
+) -> Job:
+    """Return the row of an admitted job under `run_id`, not yet added to any session (`create_job` adds it; the
+    submission writer inserts a batch of them at once)."""
+    return Job(
         id=run_id, user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
         project=spec.metadata.project, profile=profile, recipe=spec.spec.recipe.name, status="",
         requested_gpus=spec.total_gpus, series_gpus=json.dumps(series_demand(spec, profile)), priority=priority,
@@ -102,19 +134,26 @@ def create_job(
         package_sha=package_sha, resolved_json=json.dumps(dict(resolved)), parent_id=parent_id, action=action,
         submitted_at=time.time(),
     )
-    db.add(job)
-    return job
 
 
 def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_for: str = "") -> bool:
     """Move `job` to `status`, recording the event with its time and cause; False when it is already there."""
+    event = status_event(job, status, reason=reason, waiting_for=waiting_for)
+    if event is None:
+        return False
+    db.add(event)
+    return True
+
+
+def status_event(job: Job, status: str, *, reason: str = "", waiting_for: str = "") -> JobEvent | None:
+    """Move `job` to `status` and return the event that records it (for the caller to store), or None when it is
+    already there; raise InvalidTransition on a change the state machine forbids."""
     current = job.status or ""
     if current == status and reason == job.reason:
-        return False
+        return None
     if status not in _TRANSITIONS.get(current, set()):
         raise InvalidTransition(f"job {job.id}: {current or 'new'} -> {status} is not allowed")
     now = time.time()
-    db.add(JobEvent(job_id=job.id, at=now, from_status=current, to_status=status, reason=reason))
     job.status = status
     job.reason = reason
     job.waiting_for = waiting_for if status in WAITING else ""
@@ -124,7 +163,7 @@ def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_
         job.finished_at = now
         if job.started_at is None and status != "stopped":
             job.started_at = now
-    return True
+    return JobEvent(job_id=job.id, at=now, from_status=current, to_status=status, reason=reason)
 
 
 def stop_job(db: Session, job: Job, reason: str) -> bool:

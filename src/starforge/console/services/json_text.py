@@ -24,6 +24,8 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 def json_depth_problem(text: str, field: str) -> Problem | None:
     """Return a `json_too_deep` problem for `field` when arrays and objects in `text` nest deeper than
     MAX_JSON_DEPTH (brackets inside strings do not count); scans iteratively, so any depth is safe to measure."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return None  # too few openings to nest that deep (the usual case, counted at C speed)
     depth = 0
     for bracket in _NOT_BRACKET.sub("", _STRING.sub("", text)):
         depth += 1 if bracket in "[{" else -1

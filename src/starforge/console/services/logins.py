@@ -40,8 +40,7 @@ def session_body(user: UserView, tokens: SessionTokens) -> dict[str, Any]:
 
 def authenticate(rt: Runtime, *, token: str) -> UserView:
     """Return the account behind a bearer token (access or API), or raise AuthRequired."""
-    with rt.db.read() as db:
-        return accounts.authenticate(db, token)
+    return rt.accounts.user(token)  # from memory until any account, token or quota changes (`account_cache`)
 
 
 def refresh(rt: Runtime, *, body: Any) -> dict[str, Any]:

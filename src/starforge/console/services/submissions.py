@@ -7,28 +7,27 @@ the commit). The JobSpec admission parsed is the one committed: it is handed alo
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from typing import Any
 
+import anyio.to_thread
 from sqlalchemy import select
 
-from ...contract import JobSpec, Problem
+from ...contract import Problem
 from ..runtime import Runtime
 from ..store.models import Idempotency
 from . import roles
 from .accounts import UserView
-from .admission import AdmissionRequest, Decision, admit
+from .admission import AdmissionRequest, Decision, NeedsDatabase, admit
 from .admission.envelope import Envelope, first_pool_series, open_envelope
 from .audit import record_decision
 from .bundles import store_bundle
-from .capacity import Fit, decide, demand_of, take_snapshot
 from .errors import Forbidden, Rejected, Unavailable
-from .jobs import create_job, set_status
 from .outcome import Outcome
-from .quota import get_quota
+from .submission_writer import Admitted
 
-__all__ = ["MAX_IDEMPOTENCY_KEY", "check", "submit"]
+__all__ = ["MAX_IDEMPOTENCY_KEY", "check", "check_soon", "submit"]
 
 MAX_IDEMPOTENCY_KEY = 255  # idempotency.key column; a longer key is refused, never cut (cut keys would collide)
 
@@ -40,18 +39,15 @@ def _writable(user: UserView, rt: Runtime) -> None:
         raise Forbidden("viewers can read but not submit jobs")
 
 
-def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
-    """Return the full verdict for `{spec, profile?}` (stages B–E, no bundle); nothing is stored or scheduled.
-
-    A body without a `spec` is a 422 naming `spec`."""
+def _check_request(user: UserView, body: Any) -> AdmissionRequest:
     if not isinstance(body, dict) or "spec" not in body:
         raise Rejected("Invalid request", [Problem("spec", "invalid_request", "the body must be {\"spec\": {...}}")],
                        status=422)
-    doc = body["spec"]
-    profile = body.get("profile")
-    profile = profile if isinstance(profile, str) else ""
-    with rt.db.read() as db:
-        decision = admit(db, rt.settings, rt.catalog, AdmissionRequest(user, doc, profile or first_pool_series(doc)))
+    doc, profile = body["spec"], body.get("profile")
+    return AdmissionRequest(user, doc, profile if isinstance(profile, str) and profile else first_pool_series(doc))
+
+
+def _verdict(decision: Decision) -> dict[str, Any]:
     verdict: dict[str, Any] = {
         "ok": decision.ok,
         "problems": [p.to_dict() for p in decision.problems],
@@ -61,6 +57,27 @@ def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
         verdict["requested_gpus"] = decision.spec.total_gpus
         verdict["spec"] = decision.spec.to_dict()
     return verdict
+
+
+def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
+    """Return the full verdict for `{spec, profile?}` (stages B–E, no bundle); nothing is stored or scheduled.
+
+    A body without a `spec` is a 422 naming `spec`. Blocking (it may read the store): call it in the threadpool."""
+    request = _check_request(user, body)
+    quota = rt.accounts.quota(user, rt.settings.quota)
+    with rt.db.read() as db:  # a connection is taken only if a reference must be looked up
+        return _verdict(admit(db, rt.settings, rt.catalog, request, quota))
+
+
+async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any]:
+    """Return what `check` does, on the event loop when the verdict needs nothing but memory (a fraction of a
+    millisecond: a thread hop would cost more), else from a worker thread (a reference to resolve, the day's usage,
+    a quota not cached yet)."""
+    request = _check_request(user, body)
+    try:
+        return _verdict(admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(user)))
+    except NeedsDatabase:
+        return await anyio.to_thread.run_sync(functools.partial(check, rt, user=user, body=body))
 
 
 def _record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Problem], warnings: list[Problem]) -> None:
@@ -110,58 +127,11 @@ def submit(rt: Runtime, *, user: UserView, envelope: Envelope, idempotency_key: 
     bundle = opened.bundle_bytes()
     request = AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings))
     with rt.db.read() as db:
-        decision = admit(db, rt.settings, rt.catalog, request)
+        decision = admit(db, rt.settings, rt.catalog, request, rt.accounts.quota(user, rt.settings.quota))
     if not decision.ok or decision.spec is None:
         _record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
         raise Rejected("The JobSpec was rejected", decision.problems, status=decision.status,
                        warnings=decision.warnings)
     package_sha = store_bundle(rt.settings.state_dir, bundle) if bundle else ""
-    return _commit(rt, user, decision.spec, decision, exp=meta.exp, profile=meta.profile, meta=meta.extra,
-                   package_sha=package_sha, idempotency_key=idempotency_key)
-
-
-def _resolved(decision: Decision) -> dict[str, Any]:
-    found = decision.resolutions
-    return {
-        "init_from": found.init_from.path if found.init_from else "",
-        "assets": {k: (v.path if v else "") for k, v in found.assets.items()},
-        "plugins": [p.path if p else "" for p in found.plugins],
-    }
-
-
-def _commit(
-    rt: Runtime, user: UserView, spec: JobSpec, decision: Decision, *, exp: str, profile: str, meta: dict[str, Any],
-    package_sha: str, idempotency_key: str | None,
-) -> Outcome:
-    warnings = [str(w) for w in decision.warnings]
-    with rt.db.write() as db:
-        rt.db.lock_capacity(db)
-        if idempotency_key:
-            row = db.scalar(
-                select(Idempotency).where(Idempotency.user_id == user.id, Idempotency.key == idempotency_key)
-            )
-            if row is not None:
-                return Outcome(row.status_code, json.loads(row.response_json))
-        quota = get_quota(db, user, rt.settings.quota)
-        job = create_job(db, user_id=user.id, username=user.username, spec=spec, exp=exp, profile=profile,
-                         priority=quota.priority, meta=meta, resolved=_resolved(decision), package_sha=package_sha,
-                         warnings=warnings)
-        fit, reason = decide(take_snapshot(db, rt.capacity),
-                             demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs))
-        set_status(db, job, fit.status, reason=reason or "admitted", waiting_for=fit.waiting_for)
-        if fit is Fit.FITS:
-            job.reason = ""
-        queued = fit is not Fit.FITS
-        status_code = 202 if queued else 200
-        message = reason if queued else f"admitted; starting on {profile}"
-        body = {
-            "job_id": job.id, "run_id": job.id, "queued": queued, "status": job.status, "message": message,
-            "requested_gpus": spec.total_gpus, "dry_run": False, "warnings": warnings,
-        }
-        record_decision(db, user_id=user.id, source="submit", verdict="queued" if queued else "accepted", exp=exp,
-                        recipe=spec.spec.recipe.name, job_id=job.id, warnings=decision.warnings)
-        if idempotency_key:
-            db.add(Idempotency(user_id=user.id, key=idempotency_key, status_code=status_code,
-                               response_json=json.dumps(body), created_at=time.time()))
-    rt.wake()
-    return Outcome(status_code, body)
+    return rt.submissions.commit(Admitted(user, decision.spec, decision, exp=meta.exp, profile=meta.profile,
+                                          meta=meta.extra, package_sha=package_sha, idempotency_key=idempotency_key))

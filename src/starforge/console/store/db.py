@@ -7,8 +7,9 @@ decision taken inside one (quota, capacity) cannot race another. PostgreSQL take
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .models import Lock
+from .signals import ChangeSignal, watch_accounts
 
 __all__ = ["Database"]
 
@@ -47,7 +49,9 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
 class Database:
     """Own the engines of one console database and hand out transactional sessions."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, changes: Path | None = None) -> None:
+        """Open `url`; `changes` is the accounts change file shared by every process on this database
+        (`Settings.accounts_changes`; None: changes are seen by this process only)."""
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
@@ -58,12 +62,20 @@ class Database:
             self._write_engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True, pool_timeout=60)
             self._read_engine = self._write_engine
         self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
+        self._write_turn: AbstractContextManager[Any] = threading.RLock() if self.is_sqlite else nullcontext()
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
+        self.account_changes = ChangeSignal(changes)
+        for factory in (self._writer, self._reader):
+            watch_accounts(factory, self.account_changes)
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """Yield a session in a write transaction, committed on success and rolled back on error."""
-        with self._writer.begin() as session:
+        """Yield a session in a write transaction, committed on success and rolled back on error.
+
+        On SQLite the writers of this process queue on a lock first: SQLite has one writer at a time anyway, and a
+        thread blocked on `BEGIN IMMEDIATE` would poll with growing sleeps (its busy handler) instead of starting the
+        moment the previous writer commits."""
+        with self._write_turn, self._writer.begin() as session:
             yield session
 
     @contextmanager

@@ -43,7 +43,7 @@ def rt(tmp_path: Path) -> Iterator[Runtime]:
     # the console's environment has tinyrl's numpy: without it, tinyrl's runtime is built
     settings = replace(settings, runtimes=replace(settings.runtimes, cache_dir=tmp_path / "cache",
                                                   hub_cache=tmp_path / "hub", console_env=False))
-    db = Database(settings.db_url)
+    db = Database(settings.db_url, changes=settings.accounts_changes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         db.migrate()

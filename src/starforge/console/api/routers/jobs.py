@@ -39,7 +39,7 @@ async def admission_check(request: Request, user: UserView = Depends(current_use
                           rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the full verdict of `{spec, profile?}` (stages B–E without a bundle); nothing is stored."""
     body = await read_json(request)
-    return await run_in_threadpool(submissions.check, rt=rt, user=user, body=body)
+    return await submissions.check_soon(rt=rt, user=user, body=body)
 
 
 @router.get("/api/jobs/mine")

@@ -24,7 +24,7 @@ async def stream(
 ) -> StreamingResponse:
     """Replay the last `tail` lines (0 = all) or everything after `from`, then follow until the job ends."""
     # the caller is resolved after the query is validated: a malformed `tail` is a 422 for anyone, as it always was
-    user: UserView = await run_in_threadpool(current_user, request)
+    user: UserView = await current_user(request)
     opened = await run_in_threadpool(log_stream.open_stream, rt=rt, user=user, ref=id, tail=tail,
                                      resume=resume or request.headers.get("last-event-id"))
     return StreamingResponse(opened.frames(is_disconnected=request.is_disconnected), media_type="text/event-stream",

@@ -38,7 +38,7 @@ class AdmissionContext:
     settings: Settings
     profile: str
     quota: QuotaView
-    usage: Usage
+    usage: Usage  # measured only when quota.daily_gpu_hours is set (zeros otherwise): read it only then
     resolutions: Resolutions
     bundle: bytes | None = None
     recipe: Any = None

@@ -24,7 +24,7 @@ from ....contract import JobSpec, Problem
 from ....recipes.verdict import check_document
 from ...settings import Settings
 from ..accounts import UserView
-from ..quota import get_quota, usage
+from ..quota import QuotaView, Usage, get_quota, usage
 from .checks import (
     check_bundle,
     check_cluster_paths,
@@ -39,9 +39,9 @@ from .checks import (
     check_runtime,
 )
 from .context import AdmissionContext, Resolutions
-from .resolve import resolve_references
+from .resolve import has_references, resolve_references
 
-__all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "admit", "stamp_owner"]
+__all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "NeedsDatabase", "admit", "stamp_owner"]
 
 POLICY_CHECKS = (
     check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
@@ -88,8 +88,16 @@ def stamp_owner(spec: JobSpec, user: UserView) -> tuple[JobSpec, list[Problem]]:
     return spec.with_owner(user.username), warnings
 
 
-def admit(db: Session, settings: Settings, catalog: Any, request: AdmissionRequest) -> Decision:
-    """Run every admission stage for `request`; never writes to the store."""
+class NeedsDatabase(Exception):
+    """Raised by `admit` without a session when the decision needs the store (a reference, the day's usage)."""
+
+
+def admit(db: Session | None, settings: Settings, catalog: Any, request: AdmissionRequest,
+          quota: QuotaView | None = None) -> Decision:
+    """Run every admission stage for `request`; never writes to the store. `quota` is the account's, when the
+    caller already holds it (read from `db` otherwise); usage is measured only when the quota has a daily budget,
+    the one check that reads it. Without a session (`db` None) the decision is taken in memory, or NeedsDatabase is
+    raised once it turns out to need a lookup."""
     warnings = list(request.warnings)
     verdict = check_document(request.doc, catalog)
     warnings.extend(verdict.warnings)
@@ -97,14 +105,22 @@ def admit(db: Session, settings: Settings, catalog: Any, request: AdmissionReque
         return Decision(None, list(verdict.problems), warnings, 400)
     spec, owner_warnings = stamp_owner(verdict.spec, request.user)
     warnings.extend(owner_warnings)
+    if db is None:
+        if quota is None or quota.daily_gpu_hours or has_references(spec):
+            raise NeedsDatabase
+        caps, used, resolutions = quota, Usage(), Resolutions()
+    else:
+        caps = quota or get_quota(db, request.user, settings.quota)
+        used = usage(db, request.user.id, with_total=False) if caps.daily_gpu_hours else Usage()
+        resolutions = resolve_references(db, spec, request.user)
     ctx = AdmissionContext(
         spec=spec,
         user=request.user,
         settings=settings,
         profile=request.profile,
-        quota=get_quota(db, request.user, settings.quota),
-        usage=usage(db, request.user.id, with_total=False),
-        resolutions=resolve_references(db, spec, request.user),
+        quota=caps,
+        usage=used,
+        resolutions=resolutions,
         bundle=request.bundle,
         recipe=catalog.get(spec.spec.recipe.name),
     )

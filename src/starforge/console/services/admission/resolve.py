@@ -14,7 +14,13 @@ from ..registries import artifacts, data, plugins
 from .checks.data import data_references
 from .context import Resolutions
 
-__all__ = ["resolve_references"]
+__all__ = ["has_references", "resolve_references"]
+
+
+def has_references(spec: JobSpec) -> bool:
+    """Return True when the spec names anything a registry must resolve (`resolve_references` reads the store)."""
+    s = spec.spec
+    return bool(s.model.init_from or s.data.output_dataset or s.plugins or next(iter(data_references(s.data)), None))
 
 
 def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolutions:

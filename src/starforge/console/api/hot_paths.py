@@ -1,0 +1,68 @@
+"""The console's two hottest routes — dry-run admission and submission — dispatched without FastAPI's router.
+
+FastAPI's route matching and dependency resolution cost as much as a dry-run admission itself (docs/performance.md).
+For these two (method, path) pairs this middleware calls the very same endpoint functions of `routers.jobs`, with
+their dependencies resolved here in the order FastAPI uses (the caller first, so nothing is read from an
+unauthenticated client), and renders any error with the application's own exception handlers. Every other request —
+another method on the same path included — goes through FastAPI unchanged, and FastAPI still declares both routes,
+so the OpenAPI description is whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .deps import current_user, runtime, upload_dir
+from .routers import jobs
+
+__all__ = ["HotPaths"]
+
+
+async def _admission_check(request: Request) -> Response:
+    user = await current_user(request)
+    verdict = await jobs.admission_check(request, user=user, rt=await runtime(request))
+    return JSONResponse(verdict)
+
+
+async def _submit(request: Request) -> Response:
+    user = await current_user(request)
+    return await jobs.submit_job(request, user=user, rt=await runtime(request), spool=await upload_dir(request))
+
+
+_ROUTES: dict[tuple[str, str], Callable[[Request], Awaitable[Response]]] = {
+    ("POST", "/api/admission/check"): _admission_check,
+    ("POST", "/api/jobs"): _submit,
+}
+
+
+class HotPaths:
+    """ASGI middleware: serve the hot routes directly, pass everything else on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = _ROUTES.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
+        if endpoint is None:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        try:
+            response = await endpoint(request)
+        except Exception as exc:  # rendered as FastAPI would: the application's handler for the nearest class
+            response = await _render(scope["app"].exception_handlers, request, exc)
+        await response(scope, receive, send)
+
+
+async def _render(handlers: dict[Any, Any], request: Request, exc: Exception) -> Response:
+    for kind in type(exc).__mro__:
+        handler = handlers.get(kind)
+        if handler is not None:
+            response: Response = await handler(request, exc)
+            return response
+    raise exc

@@ -1,0 +1,90 @@
+"""Group commit decides and stores a batch exactly as one-at-a-time commits would, and one bad submission never
+takes its batch with it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from starforge.console.app import bootstrap_admin, build_runtime, create_app
+from starforge.console.runtime import Runtime
+from starforge.console.services import quota, submission_writer
+from starforge.console.services.admission import AdmissionRequest, admit
+from starforge.console.services.submission_writer import Admitted
+from starforge.console.settings import load_settings
+from starforge.console.store.models import Idempotency, Job
+from tests.integration.helpers import spec_for
+
+Make = Callable[..., Admitted]
+
+
+@pytest.fixture
+def console(tmp_path: Path) -> Iterator[tuple[Runtime, Make]]:
+    settings = load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 2, "h200": 16})
+    rt = build_runtime(settings)
+    token = bootstrap_admin(rt)
+    assert token
+    with TestClient(create_app(settings, rt)) as client:
+        client.headers["Authorization"] = f"Bearer {token}"
+        doc = spec_for(client, series="h200", gpus=8)
+    user = rt.accounts.user(token)
+    with rt.db.write() as db:  # capacity, not the quota, is what holds a job back here
+        quota.set_quota(db, user, {"max_concurrent_gpus": 0, "max_concurrent_jobs": 0}, settings.quota)
+
+    def make(exp: str, key: str | None = None) -> Admitted:
+        with rt.db.read() as db:
+            decision = admit(db, settings, rt.catalog, AdmissionRequest(user, doc, "h200"))
+        assert decision.spec is not None, decision.problems
+        return Admitted(user, decision.spec, decision, exp=exp, profile="h200", meta={}, package_sha="",
+                        idempotency_key=key)
+
+    yield rt, make
+    rt.db.dispose()
+
+
+def _jobs(rt: Runtime) -> list[tuple[str, str, str]]:
+    with rt.db.read() as db:
+        return [(j.exp, j.status, j.waiting_for) for j in db.scalars(select(Job).order_by(Job.submitted_at))]
+
+
+def test_a_batch_decides_as_commits_one_at_a_time_would(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    batch = [make(f"experiments/e{i}") for i in range(4)]  # 16 h200 slots, 8 each
+    rt.submissions.commit_batch(batch)
+    assert [item.outcome.status_code for item in batch if item.outcome] == [200, 200, 202, 202]
+    assert [status for _exp, status, _why in _jobs(rt)] == ["submitted", "submitted", "queued", "queued"]
+    assert batch[2].outcome and "slots busy" in batch[2].outcome.body["message"]
+    assert batch[3].outcome and "behind earlier jobs" in batch[3].outcome.body["message"]
+
+
+def test_one_key_twice_in_a_batch_makes_one_job(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    batch = [make("experiments/k", key="K-1"), make("experiments/k", key="K-1")]
+    rt.submissions.commit_batch(batch)
+    assert batch[0].outcome == batch[1].outcome
+    assert len(_jobs(rt)) == 1
+    with rt.db.read() as db:
+        assert len(db.scalars(select(Idempotency)).all()) == 1
+
+
+def test_a_failing_submission_does_not_take_its_batch_with_it(console: tuple[Runtime, Make],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    rt, make = console
+    real = submission_writer.build_job
+
+    def build_job(run_id: str, **fields: Any) -> Job:
+        if fields["exp"] == "experiments/bad":
+            raise RuntimeError("disk on fire")
+        return real(run_id, **fields)
+
+    monkeypatch.setattr(submission_writer, "build_job", build_job)
+    batch = [make("experiments/a"), make("experiments/bad"), make("experiments/c")]
+    rt.submissions.commit_batch(batch)
+    assert isinstance(batch[1].error, RuntimeError) and batch[1].outcome is None
+    assert batch[0].outcome is not None and batch[2].outcome is not None
+    assert [exp for exp, _status, _why in _jobs(rt)] == ["experiments/a", "experiments/c"]
