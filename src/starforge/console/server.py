@@ -7,9 +7,11 @@ printed — a console that cannot serve never swallows the token.
 
 from __future__ import annotations
 
+import gc
 import socket
 import sys
 
+from .api.hot_paths import HotPaths
 from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
 from .http_protocol import http_protocol
 from .settings import Settings
@@ -73,7 +75,7 @@ def serve(settings: Settings) -> None:
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
           f"engines {', '.join(settings.engines())}; {rt.isolation.describe()})", file=sys.stderr, flush=True)
     config = uvicorn.Config(
-        app,
+        HotPaths(app, application=app),  # the hot routes skip the application's middleware stack too
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -84,4 +86,6 @@ def serve(settings: Settings) -> None:
         timeout_keep_alive=5,
         lifespan="on",
     )
+    gc.collect()
+    gc.freeze()  # what start-up built lives as long as the process: keep the collector from re-scanning it under load
     uvicorn.Server(config).run(sockets=[sock])

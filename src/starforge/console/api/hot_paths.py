@@ -41,16 +41,23 @@ _ROUTES: dict[tuple[str, str], Callable[[Request], Awaitable[Response]]] = {
 
 
 class HotPaths:
-    """ASGI middleware: serve the hot routes directly, pass everything else on."""
+    """ASGI middleware: serve the hot routes directly, pass everything else on.
 
-    def __init__(self, app: ASGIApp) -> None:
+    Inside the application (`app.add_middleware(HotPaths)`, what in-process tests see) it finds the application in
+    the scope; the server also puts it in front of the whole application (`HotPaths(app, application=app)`), which
+    spares the application's own middleware stack on the hot routes."""
+
+    def __init__(self, app: ASGIApp, application: Any = None) -> None:
         self.app = app
+        self._application = application
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = _ROUTES.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
         if endpoint is None:
             await self.app(scope, receive, send)
             return
+        if self._application is not None:
+            scope["app"] = self._application
         request = Request(scope, receive)
         try:
             response = await endpoint(request)

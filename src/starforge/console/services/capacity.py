@@ -83,19 +83,22 @@ def demand_of(job: Job, max_gpus: int, max_jobs: int) -> Demand:
                   max_gpus, max_jobs)
 
 
+# Core statements, built once: a snapshot is read on every submission batch and scheduler cycle
+_ACTIVE_USAGE = select(Job.user_id, Job.requested_gpus, Job.series_gpus).where(Job.status.in_(ACTIVE))
+_WAITING_FOR_CAPACITY = select(Job.series_gpus, Job.priority).where(Job.status == "queued",
+                                                                   Job.waiting_for == "capacity")
+
+
 def take_snapshot(db: Session, capacity: dict[str, int]) -> Snapshot:
     """Read current usage from the active job rows (call inside the capacity lock to decide and commit)."""
     snap = Snapshot(capacity=dict(capacity))
-    rows = db.execute(select(Job.user_id, Job.requested_gpus, Job.series_gpus).where(Job.status.in_(ACTIVE)))
-    for user_id, gpus, series_json in rows:
+    connection = db.connection()  # plain rows: no ORM bookkeeping for two reads of a few columns
+    for user_id, gpus, series_json in connection.execute(_ACTIVE_USAGE):
         snap.user_gpus[user_id] += gpus
         snap.user_jobs[user_id] += 1
         for series, count in json.loads(series_json or "{}").items():
             snap.used[series] += count
-    waiting = db.execute(
-        select(Job.series_gpus, Job.priority).where(Job.status == "queued", Job.waiting_for == "capacity")
-    )
-    for series_json, priority in waiting:
+    for series_json, priority in connection.execute(_WAITING_FOR_CAPACITY):
         for series in json.loads(series_json or "{}"):
             snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), priority)
     return snap

@@ -36,6 +36,7 @@ def _bad(field: str, message: str) -> Rejected:
 
 
 _MAX_STEP = 2**31 - 1
+_STORED = (PATH_LIFECYCLE, PATH_METRICS, PATH_ARTIFACT)  # the calls that write rows; the others append to files
 _MAX_SIZE = 2**63 - 1
 
 
@@ -55,7 +56,8 @@ def _check_artifact_fields(body: dict[str, Any]) -> None:
 def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
     """Apply one ingest call for the run named in the body, after checking the run token (always first)."""
     run_id = body.get("run_id") if isinstance(body, dict) else None
-    with rt.db.write() as db:
+    # logs and report lines only read the store (the token, the run's folder): they never wait for its write lock
+    with (rt.db.write() if path in _STORED else rt.db.read()) as db:
         accounts.authenticate_run(db, token, run_id if isinstance(run_id, str) else None)
         if path not in INGEST_PATHS:
             raise NotFound(f"no ingest endpoint {path}")

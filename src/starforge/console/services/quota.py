@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from ...contract import Problem
@@ -80,12 +80,16 @@ def get_quota(db: Session, user: UserView, defaults: QuotaDefaults) -> QuotaView
 
 def quotas_for(db: Session, user_ids: set[int], defaults: QuotaDefaults) -> dict[int, QuotaView]:
     """Return the quota of each account in one query (the scheduler reads all waiting accounts at once)."""
-    found = {row.user_id: _row_view(row) for row in db.scalars(select(Quota).where(Quota.user_id.in_(user_ids)))}
+    rows = db.connection().execute(_QUOTAS_OF, {"ids": list(user_ids)})  # plain rows: read on every batch
+    found = {row.user_id: _row_view(row) for row in rows}
     default = _default_view(defaults)
     return {user_id: found.get(user_id, default) for user_id in user_ids}
 
 
-def _row_view(row: Quota) -> QuotaView:
+_QUOTAS_OF = select(Quota.__table__).where(Quota.__table__.c.user_id.in_(bindparam("ids", expanding=True)))
+
+
+def _row_view(row: Any) -> QuotaView:
     return QuotaView(
         row.max_concurrent_gpus,
         row.max_concurrent_jobs,
