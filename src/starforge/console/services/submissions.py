@@ -7,7 +7,6 @@ the commit). The JobSpec admission parsed is the one committed: it is handed alo
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -63,10 +62,21 @@ def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
     """Return the full verdict for `{spec, profile?}` (stages B–E, no bundle); nothing is stored or scheduled.
 
     A body without a `spec` is a 422 naming `spec`. Blocking (it may read the store): call it in the threadpool."""
-    request = _check_request(user, body)
-    quota = rt.accounts.quota(user, rt.settings.quota)
-    with rt.db.read() as db:  # a connection is taken only if a reference must be looked up
-        return _verdict(admit(db, rt.settings, rt.catalog, request, quota))
+    return _verdict(_admit(rt, _check_request(user, body)))
+
+
+def _admit(rt: Runtime, request: AdmissionRequest) -> Decision:
+    """Admit `request` in memory when nothing else is needed, else with the store's reads (blocking)."""
+    try:
+        return admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(request.user))
+    except NeedsDatabase:
+        return _admit_from_store(rt, request)
+
+
+def _admit_from_store(rt: Runtime, request: AdmissionRequest) -> Decision:
+    quota = rt.accounts.quota(request.user, rt.settings.quota)
+    with rt.db.read() as db:
+        return admit(db, rt.settings, rt.catalog, request, quota)
 
 
 async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any]:
@@ -77,7 +87,7 @@ async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any
     try:
         return _verdict(admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(user)))
     except NeedsDatabase:
-        return await anyio.to_thread.run_sync(functools.partial(check, rt, user=user, body=body))
+        return _verdict(await anyio.to_thread.run_sync(_admit_from_store, rt, request))
 
 
 def _record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Problem], warnings: list[Problem]) -> None:
@@ -125,9 +135,7 @@ def submit(rt: Runtime, *, user: UserView, envelope: Envelope, idempotency_key: 
         return replayed
     meta = opened.meta
     bundle = opened.bundle_bytes()
-    request = AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings))
-    with rt.db.read() as db:
-        decision = admit(db, rt.settings, rt.catalog, request, rt.accounts.quota(user, rt.settings.quota))
+    decision = _admit(rt, AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings)))
     if not decision.ok or decision.spec is None:
         _record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
         raise Rejected("The JobSpec was rejected", decision.problems, status=decision.status,
