@@ -17,7 +17,7 @@ from starforge.console.services import accounts, quota
 from starforge.console.services.admission import FOLLOWUP_CHECKS, POLICY_CHECKS
 from starforge.console.services.admission.followup import EXEMPT, EXEMPT_CODES, admit_followup
 from starforge.console.services.followups import child_spec, create_followups
-from starforge.console.services.jobs import create_job, set_status
+from starforge.console.services.jobs import build_job, create_job, set_status
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
 from starforge.console.store.models import Admission, Job
@@ -51,8 +51,9 @@ def _succeeded_parent(rt: Runtime, **quota_values: Any) -> str:
         alice = accounts.create_user(db, "alice")
         if quota_values:
             quota.set_quota(db, alice, quota_values, rt.settings.quota)
-        job = create_job(db, user_id=alice.id, username="alice", spec=parse_or_raise(DOC), exp="experiments/toy",
-                         profile="cpu", priority=3, meta={"git_commit": "3f2a9c1"}, resolved={}, package_sha="sha")
+        job = create_job(db, build_job(user_id=alice.id, username="alice", spec=parse_or_raise(DOC),
+                                       exp="experiments/toy", profile="cpu", priority=3,
+                                       meta={"git_commit": "3f2a9c1"}, resolved={}, package_sha="sha"))
         for status in ("submitted", "running", "succeeded"):
             set_status(db, job, status)
         job.started_at = time.time() - 7200  # two GPU hours today

@@ -77,10 +77,10 @@ def test_a_failing_submission_does_not_take_its_batch_with_it(console: tuple[Run
     rt, make = console
     real = submission_writer.build_job
 
-    def build_job(run_id: str, **fields: Any) -> Job:
+    def build_job(**fields: Any) -> Job:
         if fields["exp"] == "experiments/bad":
             raise RuntimeError("disk on fire")
-        return real(run_id, **fields)
+        return real(**fields)
 
     monkeypatch.setattr(submission_writer, "build_job", build_job)
     batch = [make("experiments/a"), make("experiments/bad"), make("experiments/c")]

@@ -18,26 +18,9 @@ from sqlalchemy.orm import Session
 from ...contract import Problem
 from ..store.models import Admission
 
-__all__ = ["MAX_ADMISSIONS_LIMIT", "decision_row", "decisions_of", "record_decision"]
+__all__ = ["MAX_ADMISSIONS_LIMIT", "decision_row", "decisions_of"]
 
 MAX_ADMISSIONS_LIMIT = 500  # rows of one listing
-
-
-def record_decision(
-    db: Session,
-    *,
-    user_id: int,
-    source: str,
-    verdict: str,
-    exp: str,
-    recipe: str,
-    job_id: str = "",
-    problems: Sequence[Problem] = (),
-    warnings: Sequence[Problem] = (),
-) -> None:
-    """Add one decision: `source` is submit or followup, `verdict` accepted, queued or rejected."""
-    db.add(decision_row(user_id=user_id, source=source, verdict=verdict, exp=exp, recipe=recipe, job_id=job_id,
-                        problems=problems, warnings=warnings))
 
 
 def decision_row(
@@ -51,8 +34,8 @@ def decision_row(
     problems: Sequence[Problem] = (),
     warnings: Sequence[Problem] = (),
 ) -> Admission:
-    """Return one decision's row, not yet added to a session (`record_decision` adds it; the submission writer
-    inserts a batch of them at once)."""
+    """Return one decision's row for the caller to add: `source` is submit or followup, `verdict` accepted, queued or
+    rejected (the submission writer inserts a batch of them at once)."""
     return Admission(user_id=user_id, at=time.time(), source=source, verdict=verdict, job_id=job_id,
                      exp=exp[:1000], recipe=recipe[:255], problems_json=json.dumps([p.to_dict() for p in problems]),
                      warnings_json=json.dumps([w.to_dict() for w in warnings]))

@@ -1,7 +1,7 @@
 """Follow-up jobs: the `spec.lifecycle.on_success` actions of a successful run, admitted and queued as its children.
 
 Tier: query (runs over the caller's session — the scheduler's transaction that records the parent's success;
-never begins or commits one). Each child is created by the same `jobs.create_job` as a submission, after the
+never begins or commits one). Each child is made by the same `jobs.build_job` as a submission, after the
 follow-up checks of `admission.followup` (which checks apply, and why the others do not, is written there).
 """
 
@@ -19,8 +19,8 @@ from ..settings import Settings
 from ..store.models import Artifact, Job, User
 from .accounts import user_view
 from .admission.followup import admit_followup
-from .audit import record_decision
-from .jobs import create_job, set_status
+from .audit import decision_row
+from .jobs import build_job, create_job, set_status
 
 __all__ = ["child_spec", "create_followups", "latest_checkpoint"]
 
@@ -63,15 +63,15 @@ def create_followups(db: Session, *, parent: Job, catalog: Any, settings: Settin
         gpus = max(1, int(recipe.lifecycle_resources.get(action, 1)))
         child = child_spec(spec, series=series, gpus=gpus)
         problems = admit_followup(db, settings, spec=child, owner=owner, profile=parent.profile, recipe=recipe)
-        job = create_job(
-            db, user_id=parent.user_id, username=parent.username, spec=child, exp=parent.exp, profile=parent.profile,
+        job = create_job(db, build_job(
+            user_id=parent.user_id, username=parent.username, spec=child, exp=parent.exp, profile=parent.profile,
             priority=parent.priority, meta=meta, resolved={"init_from": checkpoint}, package_sha=parent.package_sha,
             parent_id=parent.id, action=action,
-        )
+        ))
         set_status(db, job, "queued", reason=f"{action} step of {parent.id}", waiting_for="capacity")
         if problems:
             set_status(db, job, "failed", reason=render_problems(f"The {action} step was refused", problems))
-        record_decision(db, user_id=parent.user_id, source="followup", verdict="rejected" if problems else "queued",
-                        exp=parent.exp, recipe=parent.recipe, job_id=job.id, problems=problems)
+        db.add(decision_row(user_id=parent.user_id, source="followup", verdict="rejected" if problems else "queued",
+                            exp=parent.exp, recipe=parent.recipe, job_id=job.id, problems=problems))
         created.append(job.id)
     return created

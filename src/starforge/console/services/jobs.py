@@ -1,9 +1,10 @@
-"""The doors of a job row: `create_job` (`build_job` for a batch) is the one way a job comes to exist, `set_status`
-(`status_event` for a batch) the one way its status changes, and `stop_job` the one way a stop is requested.
+"""The doors of a job row: `build_job` makes it and `create_job` adds it (the submission writer inserts a batch of
+built rows itself), `set_status` (`status_event` for a batch) is the one way its status changes, and `stop_job` the
+one way a stop is requested.
 
 Tier: query (runs over the caller's session, in the caller's transaction; never begins or commits one). Submissions
-and follow-ups both create their rows through `create_job`; the scheduler, stops and account changes move them
-through `set_status`.
+and follow-ups both make their rows with `build_job`; the scheduler, stops and account changes move them through
+`set_status`.
 """
 
 from __future__ import annotations
@@ -75,40 +76,16 @@ def series_demand(spec: JobSpec, profile: str) -> dict[str, int]:
     return out
 
 
-def create_job(
-    db: Session,
-    *,
-    user_id: int,
-    username: str,
-    spec: JobSpec,
-    exp: str,
-    profile: str,
-    priority: int,
-    meta: Mapping[str, Any],
-    resolved: Mapping[str, Any],
-    package_sha: str,
-    warnings: Sequence[str] = (),
-    parent_id: str = "",
-    action: str = "",
-) -> Job:
-    """Add the row of an admitted job under a fresh run id and return it; the caller gives it its first status
-    through `set_status` in the same transaction.
-
-    `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`; `resolved` holds what
-    admission resolved for the launch (init_from path, data and plugin directories).
-    """
-    run_id = new_run_id()
-    while db.get(Job, run_id) is not None:
-        run_id = new_run_id()
-    job = build_job(run_id, user_id=user_id, username=username, spec=spec, exp=exp, profile=profile,
-                    priority=priority, meta=meta, resolved=resolved, package_sha=package_sha, warnings=warnings,
-                    parent_id=parent_id, action=action)
+def create_job(db: Session, job: Job) -> Job:
+    """Add a job row made by `build_job`, under a run id no other job has (drawing a new one while it is taken); the
+    caller gives it its first status through `set_status` in the same transaction."""
+    while db.get(Job, job.id) is not None:
+        job.id = new_run_id()
     db.add(job)
     return job
 
 
 def build_job(
-    run_id: str,
     *,
     user_id: int,
     username: str,
@@ -123,10 +100,14 @@ def build_job(
     parent_id: str = "",
     action: str = "",
 ) -> Job:
-    """Return the row of an admitted job under `run_id`, not yet added to any session (`create_job` adds it; the
-    submission writer inserts a batch of them at once)."""
+    """Return the row of an admitted job under a fresh run id, not yet added to any session (`create_job` adds it;
+    the submission writer inserts a batch of them at once, and draws a new id if a commit fails).
+
+    `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`; `resolved` holds what
+    admission resolved for the launch (init_from path, data and plugin directories).
+    """
     return Job(
-        id=run_id, user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
+        id=new_run_id(), user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
         project=spec.metadata.project, profile=profile, recipe=spec.spec.recipe.name, status="",
         requested_gpus=spec.total_gpus, series_gpus=json.dumps(series_demand(spec, profile)), priority=priority,
         spec_json=json.dumps(spec.to_dict(), ensure_ascii=False),

@@ -34,7 +34,7 @@ from .accounts import UserView
 from .admission import Decision
 from .audit import decision_row
 from .capacity import Fit, Snapshot, assume, block, decide, demand_of, take_snapshot
-from .jobs import build_job, new_run_id, status_event
+from .jobs import build_job, status_event
 from .outcome import Outcome
 from .quota import QuotaView, quotas_for
 
@@ -187,7 +187,7 @@ def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted) -
     """Build one admitted job's rows, decide it on the batch's snapshot (booking the decision there) and return its
     answer."""
     warnings = [str(w) for w in item.decision.warnings]
-    job = build_job(new_run_id(), user_id=item.user.id, username=item.user.username, spec=item.spec, exp=item.exp,
+    job = build_job(user_id=item.user.id, username=item.user.username, spec=item.spec, exp=item.exp,
                     profile=item.profile, priority=quota.priority, meta=item.meta, resolved=_resolved(item.decision),
                     package_sha=item.package_sha, warnings=warnings)
     demand = demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs)

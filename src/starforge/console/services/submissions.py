@@ -20,7 +20,7 @@ from . import roles
 from .accounts import UserView
 from .admission import AdmissionRequest, Decision, NeedsDatabase, admit
 from .admission.envelope import Envelope, first_pool_series, open_envelope
-from .audit import record_decision
+from .audit import decision_row
 from .bundles import store_bundle
 from .errors import Forbidden, Rejected, Unavailable
 from .outcome import Outcome
@@ -97,8 +97,8 @@ def _record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Prob
         recipe_obj = doc["spec"].get("recipe")
         recipe = str(recipe_obj.get("name", "")) if isinstance(recipe_obj, dict) else ""
     with rt.db.write() as db:
-        record_decision(db, user_id=user.id, source="submit", verdict="rejected", exp=exp, recipe=recipe,
-                        problems=problems, warnings=warnings)
+        db.add(decision_row(user_id=user.id, source="submit", verdict="rejected", exp=exp, recipe=recipe,
+                            problems=problems, warnings=warnings))
 
 
 def _check_idempotency_key(key: str | None) -> None:

@@ -18,7 +18,7 @@ from starforge.console.executors import Isolation, LocalExecutor
 from starforge.console.runtime import Runtime, load_served_catalog
 from starforge.console.scheduler import Scheduler
 from starforge.console.services import accounts
-from starforge.console.services.jobs import create_job, set_status, stop_job
+from starforge.console.services.jobs import build_job, create_job, set_status, stop_job
 from starforge.console.services.logs import log_path
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
@@ -63,8 +63,9 @@ def _probe(rt: Runtime, fail: str = "") -> threading.Event:
 def _placed(rt: Runtime) -> str:
     with rt.db.write() as db:
         alice = accounts.create_user(db, "alice")
-        job = create_job(db, user_id=alice.id, username="alice", spec=parse_or_raise(DOC), exp="experiments/toy",
-                         profile="cpu", priority=3, meta={}, resolved={}, package_sha="")
+        job = create_job(db, build_job(user_id=alice.id, username="alice", spec=parse_or_raise(DOC),
+                                       exp="experiments/toy", profile="cpu", priority=3, meta={}, resolved={},
+                                       package_sha=""))
         set_status(db, job, "submitted", reason="placed")
         return job.id
 
