@@ -201,3 +201,24 @@ def test_logout_revokes_and_forgets(console: ConsoleProcess, forge_home: Path, t
     assert revoked.status_code >= 400
 
     assert sf("logout").returncode == 0  # logging out twice is fine
+
+
+def test_shell_completion_completes_commands_subcommands_and_options(tmp_path: Path) -> None:
+    def complete(*words: str) -> list[str]:
+        done = sf("__complete", *words)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete("jo") == ["job"]
+    assert {"logs", "ls"} <= set(complete("job", "l"))
+    assert "--no-follow" in complete("job", "logs", "--n") and "--since" in complete("job", "ls", "--s")
+    assert "complete -o default -F _sf_complete sf" in sf("--show-completion", "bash").stdout
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
+    first = sf("--install-completion", "bash", **env)
+    assert first.returncode == 0, first.stderr
+    again = sf("--install-completion", "bash", **env)
+    assert again.returncode == 0 and "already sources it" in again.stderr
+    rc = (home / ".bashrc").read_text()
+    assert rc.count("# sf completion") == 1 and "_sf_complete" in (home / "data" / "starforge" / "completion.bash").read_text()
+    assert sf("--install-completion", "tcsh", **env).returncode == 2

@@ -86,3 +86,55 @@ def test_job_logs_follow_until_the_end(console: ConsoleProcess, forge_home: Path
     assert again.returncode == done.returncode and again.stdout == done.stdout
     stopped = sf("job", "stop", job_id)
     assert stopped.returncode == 0 and "already finished" in stopped.stderr
+
+
+def submit_waiting_job(console: ConsoleProcess, token: str, exp: str) -> str:
+    """Submit a job for h200, a series this console has no capacity for: it waits (pending) and never runs."""
+    with console.client(token) as http:
+        spec = helpers.spec_for(http, exp=exp, series="h200", gpus=8)
+    with Console(console.url, token) as client:
+        return client.submit(spec, helpers.bundle({f"{exp}/config.yaml": "grpo: {}\n"}), profile="h200").job_id
+
+
+def test_job_ls_filters_by_status_experiment_and_time(console: ConsoleProcess, forge_home: Path) -> None:
+    token = token_login(console, forge_home, unique("filters"))
+    waiting = submit_waiting_job(console, token, "experiments/beta")
+    ran = submit_toy_job(console, token, exp="experiments/alpha")
+
+    def listed(*args: str) -> list[str]:
+        done = sf("job", "ls", "--json", *args)
+        assert done.returncode == 0, done.stderr
+        return [row["job_ref"] for row in json.loads(done.stdout)["jobs"]]
+
+    assert listed() == [ran, waiting]
+    assert listed("--exp", "beta") == [waiting] == listed("--exp", "experiments/beta")
+    assert listed("--status", "pending") == [waiting]
+    assert listed("--status", "queued,pending", "--exp", "alpha") == []
+    assert listed("--since", "1h") == [ran, waiting] == listed("--since", "2000-01-01")
+    assert listed("--since", "2999-01-01") == []
+    nothing = sf("job", "ls", "--status", "pending", "--exp", "alpha")
+    assert nothing.returncode == 0 and "No jobs match" in nothing.stderr
+    unknown = sf("job", "ls", "--status", "sleeping")
+    assert unknown.returncode == 1 and "no job status 'sleeping'" in unknown.stderr and "running" in unknown.stderr
+    bad_time = sf("job", "ls", "--since", "yesterday-ish")
+    assert bad_time.returncode == 2 and "30m, 2h" in bad_time.stderr
+
+
+def test_waiting_jobs_show_their_place_and_an_experiment_means_its_newest(console: ConsoleProcess,
+                                                                          forge_home: Path) -> None:
+    token = token_login(console, forge_home, unique("queue"))
+    first = submit_waiting_job(console, token, "experiments/twice")
+    second = submit_waiting_job(console, token, "experiments/twice")
+    one = json.loads(sf("job", "status", first, "--json").stdout)
+    two = json.loads(sf("job", "status", second, "--json").stdout)
+    assert two["queue_position"] == one["queue_position"] + 1 and two["queue_length"] >= two["queue_position"]
+    shown = sf("job", "status", "twice")
+    assert shown.returncode == 0, shown.stderr
+    assert f"'twice' has 2 jobs; showing the newest, {second}" in shown.stderr
+    assert f"queue      {two['queue_position']}" in shown.stdout and "waiting for h200" in shown.stdout
+
+    logs = sf("job", "logs", "twice", "--no-follow", timeout=60)
+    assert logs.returncode == 0, logs.stderr
+    assert "showing the newest" in logs.stderr and f"Job {second} is pending" in logs.stderr
+    ambiguous = sf("job", "stop", "twice")  # stopping stays exact: two jobs match, nothing is stopped
+    assert ambiguous.returncode == 1 and "matches 2 jobs" in ambiguous.stderr

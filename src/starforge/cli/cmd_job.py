@@ -104,16 +104,30 @@ def jobs_table(out: Output, jobs: Sequence[Job]) -> str:
 def ls(
     all_jobs: Annotated[bool, typer.Option("--all", help="list up to 200 jobs")] = False,
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=200, help="how many of the newest jobs")] = 15,
+    status: Annotated[list[str] | None, typer.Option(
+        "--status", help="only jobs in this status (repeat, or comma-separated: running,queued)")] = None,
+    exp: Annotated[str, typer.Option("--exp", help="only jobs of this experiment (its name or path)")] = "",
+    since: Annotated[str, typer.Option(
+        "--since", help="only jobs submitted since: a duration (30m, 2h, 3d, 1w) or a date (2026-12-01)")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """List your jobs, newest first."""
+    """List your jobs, newest first; --status, --exp and --since narrow the list (filtered by the console)."""
+    from starforge.cli._since import parse_since
+
     out = Output(as_json=as_json)
+    statuses = tuple(part.strip() for item in status or () for part in item.split(",") if part.strip())
+    after = parse_since(since, out) if since else None
+    filtered = bool(statuses or exp or since)
     with console_session(out) as console:
-        jobs = console.jobs(limit=limit, all=all_jobs)
+        jobs = console.jobs(limit=limit, all=all_jobs, statuses=statuses, exp=exp, since=after)
     out.emit({"jobs": [dict(j.raw) for j in jobs]}, lambda _: jobs_table(out, jobs) if jobs else None)
     if not jobs and not as_json:
-        out.info("No jobs yet.")
-        out.hint("submit one with `sf submit <exp> --profile <name>[:gpus]`")
+        if filtered:
+            out.info("No jobs match.")
+            out.hint("drop a filter, or list everything with `sf job ls --all`")
+        else:
+            out.info("No jobs yet.")
+            out.hint("submit one with `sf submit <exp> --profile <name>[:gpus]`")
 
 
 def _status_text(job: Job) -> str:
@@ -129,7 +143,31 @@ def _status_text(job: Job) -> str:
     reason = _reason(job)
     if reason:
         lines.append(("reason", reason))
+    position, length = job.raw.get("queue_position"), job.raw.get("queue_length")
+    if isinstance(position, int) and isinstance(length, int):
+        lines.append(("queue", f"{_ordinal(position)} of {length} waiting for {job.raw.get('profile') or 'its profile'}"))
     return "\n".join(f"{key:<10} {value}" for key, value in lines)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _newest_of(out: Output, console: Console, handle: str, doing: str) -> Job:
+    """Return the job `handle` names; an experiment (or name) shared by several jobs means its newest one, said so."""
+    from starforge.client import AmbiguousJob
+
+    try:
+        return console.resolve_job(handle)
+    except AmbiguousJob as exc:
+        jobs = list(exc.candidates)
+        if not jobs or not all(handle in (j.exp_name, j.name) for j in jobs):
+            raise
+        newest = max(jobs, key=lambda j: j.submitted_at or 0)
+        out.info(f"{handle!r} has {len(jobs)} jobs; {doing} the newest, {newest.ref} ({newest.status}, submitted "
+                 f"{age(newest.submitted_at)})")
+        return newest
 
 
 def _reason(job: Job) -> str:
@@ -143,7 +181,7 @@ def status(job_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show one job's row (status, GPUs, submission time)."""
     out = Output(as_json=as_json)
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = console.job_detail(_newest_of(out, console, job_id, "showing").ref)  # with its place in the queue
     out.emit(dict(job.raw), lambda _: _status_text(job))
 
 
@@ -174,21 +212,25 @@ def _final_status(console: Console, job: Job, end: LogEvent) -> tuple[str, str]:
 def logs(
     job_id: Annotated[str, typer.Argument(help="job id, prefix or experiment name (default: your newest job)")] = "",
     tail: Annotated[int, typer.Option("-n", "--tail", min=0, help="start with the last N lines (0: everything)")] = 2000,
+    no_follow: Annotated[bool, typer.Option("--no-follow", help="print the log as it is now and return")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object per event")] = False,
 ) -> None:
-    """Follow a job's logs until it ends; exit 0 when it succeeded, 1 otherwise, 130 on Ctrl-C (the job keeps running)."""
+    """Follow a job's logs until it ends; exit 0 when it succeeded, 1 otherwise, 130 on Ctrl-C (the job keeps running).
+
+    An experiment name with several jobs follows its newest. With --no-follow: print the log as it is now; exit 0
+    while the job is still going, else as above."""
     out = Output(as_json=as_json)
     final = reason = ""
     with console_session(out) as console:
         if job_id:
-            job = console.resolve_job(job_id)
+            job = _newest_of(out, console, job_id, "following" if not no_follow else "showing")
         else:
             newest = console.jobs(limit=1)
             if not newest:
                 out.abort("you have no jobs yet", hint="submit one with `sf submit <exp> --profile <name>`")
             job = newest[0]
         try:
-            for event in console.logs(job.ref, tail=tail):
+            for event in console.logs(job.ref, tail=tail, live=not no_follow):
                 if as_json:
                     out.emit({"event": event.event, "id": event.id, "data": event.data})
                 elif event.event == "log":
@@ -205,10 +247,13 @@ def logs(
             out.info(f"Stopped following. The job {job.ref} keeps running.")
             out.hint(f"follow it again with `sf job logs {job.ref}`; stop it with `sf job stop {job.ref}`")
             raise typer.Exit(EXIT_INTERRUPTED) from None
-    from starforge.client import SUCCEEDED
+    from starforge.client import SUCCEEDED, TERMINAL
 
     if as_json:
         out.emit({"event": "status", "id": None, "data": final, "reason": reason})
+    if no_follow and final and final not in TERMINAL:
+        out.info(f"Job {job.ref} is {final}; follow it with `sf job logs {job.ref}`")
+        raise typer.Exit(EXIT_OK)
     if final in SUCCEEDED:
         out.success(f"Job {job.ref} {final}")
         raise typer.Exit(EXIT_OK)

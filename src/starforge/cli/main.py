@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 from importlib.util import find_spec
+from pathlib import Path
 
 from starforge import __version__
 
@@ -60,8 +61,10 @@ def root_help() -> str:
         lines.extend(f"  {name.ljust(width)}  {commands[name][1]}" for name in names)
         lines.append("")
     lines.append("Options:")
-    lines.append("  --version  Print the version and exit.")
-    lines.append("  --help     Show this message and exit.")
+    lines.append("  --version                     Print the version and exit.")
+    lines.append("  --install-completion [SHELL]  Install tab completion for bash, zsh or fish (default: $SHELL).")
+    lines.append("  --show-completion [SHELL]     Print the completion script.")
+    lines.append("  --help                        Show this message and exit.")
     lines.append("")
     lines.append("Start with `sf init my-lab`; the README walks through the whole path.")
     return "\n".join(lines)
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] in ("--version", "-V", "version"):
         print(f"sf {__version__}")
         return 0
+    if args[0] in ("__complete", "--install-completion", "--show-completion"):
+        return _completion(args)
     name = args[0]
     entry = COMMANDS.get(name)
     if entry is None or find_spec(entry[0]) is None:
@@ -97,6 +102,26 @@ def main(argv: list[str] | None = None) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
+    return 0
+
+
+def _completion(args: list[str]) -> int:
+    from starforge.cli import _completion as completion
+
+    if args[0] == "__complete":  # what the shell scripts ask: the words typed so far, the last being completed
+        print("\n".join(completion.candidates(args[1:], _available())))
+        return 0
+    shell = args[1] if len(args) > 1 else Path(os.environ.get("SHELL", "bash")).name
+    if shell not in completion.SHELLS:
+        print(f"error: no completion for the shell {shell!r}; choose one of {', '.join(completion.SHELLS)}",
+              file=sys.stderr)
+        return 2
+    if args[0] == "--show-completion":
+        print(completion.script(shell), end="")
+        return 0
+    for line in completion.install(shell):
+        print(line, file=sys.stderr)
+    print("completion installed: open a new shell (or source the file) to use it", file=sys.stderr)
     return 0
 
 

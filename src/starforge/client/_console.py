@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -201,9 +201,12 @@ class Console:
         return SubmitResult.from_body(self._http.object_of(response), response.status_code)
 
     # jobs
-    def jobs(self, limit: int = _LIST_LIMIT, all: bool = False) -> list[Job]:
-        """Return the account's jobs, newest first (`all` asks for up to 200)."""
-        body = self._get("/api/jobs/mine" + query(limit=_LOOKUP_LIMIT if all else max(1, int(limit))))
+    def jobs(self, limit: int = _LIST_LIMIT, all: bool = False, *, statuses: Sequence[str] = (), exp: str = "",
+             since: float | None = None) -> list[Job]:
+        """Return the account's jobs, newest first (`all` asks for up to 200): only those of `statuses`, of
+        experiment `exp` and submitted since `since` (epoch seconds) when given — filtered by the console."""
+        body = self._get("/api/jobs/mine" + query(limit=_LOOKUP_LIMIT if all else max(1, int(limit)),
+                                                  status=",".join(statuses) or None, exp=exp or None, since=since))
         rows = body.get("jobs")
         return [Job.from_row(r) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
@@ -218,9 +221,15 @@ class Console:
             raise NotFound(f"no job {ref!r} in your last {_LOOKUP_LIMIT} jobs", hint="list them with `sf job ls --all`")
         return found
 
-    def logs(self, ref: str, *, tail: int = 2000, follow: bool = True) -> Iterator[LogEvent]:
-        """Yield the `log`, `error` and `end` events of job `ref` (resuming after cuts when `follow`), ending at `end`."""
-        return follow_logs(self._http, ref, self._bearer, tail=tail, follow=follow, sleep=self._sleep)
+    def job_detail(self, ref: str) -> Job:
+        """Return job `ref` as `GET /api/job` shows it: its row with its status history and, while it waits, its place
+        in the queue (`queue_position`, `queue_length`)."""
+        return Job.from_row(self._get("/api/job" + query(id=ref)))
+
+    def logs(self, ref: str, *, tail: int = 2000, follow: bool = True, live: bool = True) -> Iterator[LogEvent]:
+        """Yield the `log`, `error` and `end` events of job `ref` (resuming after cuts when `follow`), ending at `end`:
+        when the job ends, or (without `live`) once what its log holds now was sent."""
+        return follow_logs(self._http, ref, self._bearer, tail=tail, follow=follow, sleep=self._sleep, live=live)
 
     def stop(self, ref: str) -> StopResult:
         """Stop job `ref`; stopping a finished job is not an error (`stopped` is then False)."""

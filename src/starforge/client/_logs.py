@@ -45,19 +45,23 @@ def follow_logs(
     follow: bool = True,
     sleep: Callable[[float], None] = time.sleep,
     backoff: Backoff | None = None,
+    live: bool = True,
 ) -> Iterator[LogEvent]:
     """Yield the `log`, `error` and `end` events of job `ref`, ending after `end`.
 
     With `follow`, a cut stream, a network error, 429 or 5xx is retried forever from the last event id; without
     it the first connection is the only one. Any other 4xx raises its error (404 for unknown or foreign jobs).
+    Without `live` the console sends what the log holds now and then `end` with the job's status as JSON
+    (`{"status": "running", "final": false}` for a job still going).
     """
+    now_only = {} if live else {"follow": "false"}
     backoff = backoff or Backoff()
     last_id: str | None = None
     while True:
         if last_id:
-            path, headers = _PATH + query(id=ref, **{"from": last_id}), {"Last-Event-ID": last_id}
+            path, headers = _PATH + query(id=ref, **{"from": last_id}, **now_only), {"Last-Event-ID": last_id}
         else:
-            path, headers = _PATH + query(id=ref, tail=tail), {}
+            path, headers = _PATH + query(id=ref, tail=tail, **now_only), {}
         try:
             with http.stream(path, token=bearer(), headers=headers) as response:
                 status = response.status_code

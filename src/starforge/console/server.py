@@ -88,6 +88,5 @@ def serve(settings: Settings) -> None:
         timeout_keep_alive=5,
         lifespan="on",
     )
-    gc.collect()
     gc.freeze()  # what start-up built lives as long as the process: keep the collector from re-scanning it under load
     uvicorn.Server(config).run(sockets=[sock])

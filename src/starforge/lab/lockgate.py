@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from starforge import DISTRIBUTION
 from starforge.contract import Problem
 
 from .experiments import exp_label  # re-exported: how commands name an experiment
@@ -29,7 +30,7 @@ def lock_gate(inspection: LockInspection) -> tuple[list[Problem], list[Problem]]
         return [], [Problem(LOCK_FIELD, "runtime_deprecated", message, upgrade + " with a supported --framework-version")]
     if state == "sdk_incompatible":
         return [Problem(LOCK_FIELD, "core_version_incompatible", message,
-                        "upgrade sf (pip install -U starforge) to a version the recipe supports")], []
+                        f"upgrade sf (pip install -U {DISTRIBUTION}) to a version the recipe supports")], []
     if state == "runtime_removed":
         return [Problem(LOCK_FIELD, "framework_version_unsupported", message,
                         f"run `sf recipe upgrade {label} --framework-version <V>` (or --accept-runtime-change)")], []

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from starforge import __version__
+from starforge import DISTRIBUTION, __version__
 from starforge.contract import CODES, KIND_TRAINING, Problem
 from starforge.recipes import Param, format_override
 
@@ -232,7 +232,7 @@ def _core(problem: Problem, ctx: ExplainContext) -> Fix:
     versions: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     requirement = str(versions.get("needed") or "")
     version = str(versions.get("have") or _get(ctx.spec, "provenance", "core_version") or ctx.client_version)
-    install = f'pip install -U "starforge{requirement}"' if requirement else "pip install -U starforge"
+    install = f'pip install -U "{DISTRIBUTION}{requirement}"' if requirement else f"pip install -U {DISTRIBUTION}"
     if versions.get("too_old") is False:
         fix = (f"this client is {version}, newer than the console's catalog ({requirement or 'its range'}): use an "
                "sf client within that range, or ask the operator to publish a catalog for this version")

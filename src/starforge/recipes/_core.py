@@ -7,6 +7,8 @@ import functools
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from starforge import DISTRIBUTION
+
 __all__ = ["UPGRADE_CLIENT", "core_hint", "parse_version", "satisfies", "too_old"]
 
 UPGRADE_CLIENT = "upgrade the sf client"
@@ -69,6 +71,6 @@ def too_old(version: str, requirement: str) -> bool:
 def core_hint(version: str, requirement: str) -> str:
     """Return what to do when `version` misses `requirement`: upgrade an old client, else match the console."""
     if too_old(version, requirement):
-        return f"{UPGRADE_CLIENT} (pip install -U starforge) to a version within {requirement}"
+        return f"{UPGRADE_CLIENT} (pip install -U {DISTRIBUTION}) to a version within {requirement}"
     return (f"this client ({version}) is newer than the console's catalog: use an sf client within {requirement}, "
             "or ask the console operator to publish a catalog for this version")

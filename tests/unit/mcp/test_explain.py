@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from starforge import DISTRIBUTION
 from starforge.contract import CODES, Problem, parse
 from starforge.mcp import ExplainContext, explain, problems_of
 from starforge.recipes import check_catalog, load_catalog, validate_hyperparams
@@ -103,7 +104,7 @@ def test_an_old_client_is_told_both_versions(catalog: dict[str, Any]) -> None:
                                         "catalog": load_catalog().core_version}
     [item] = explain([Problem.from_dict(problem.to_dict())])
     assert item.fix.startswith("upgrade sf: this client is 0.3.1, the catalog needs >=0.4,<0.5")
-    assert item.commands[0] == 'pip install -U "starforge>=0.4,<0.5"'
+    assert item.commands[0] == f'pip install -U "{DISTRIBUTION}>=0.4,<0.5"'
 
 
 def test_a_client_newer_than_the_catalog_is_not_told_to_upgrade(catalog: dict[str, Any]) -> None:
@@ -116,7 +117,7 @@ def test_without_versions_data_the_spec_and_client_versions_are_used() -> None:
                       "upgrade sf")
     [item] = explain([problem], ExplainContext(client_version="0.4.2"))
     assert item.fix.startswith("upgrade sf: this client is 0.4.2, the catalog needs a newer client")
-    assert item.commands[0] == "pip install -U starforge"
+    assert item.commands[0] == f"pip install -U {DISTRIBUTION}"
 
 
 def test_a_refused_registry_gets_an_image_from_an_allowed_one(catalog: dict[str, Any]) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..executors.base import ref_parts
@@ -18,9 +19,10 @@ from ..store.models import Job, JobEvent
 from . import roles
 from .accounts import UserView
 from .errors import NotFound
-from .jobs import TERMINAL
+from .jobs import TERMINAL, WAITING
 
-__all__ = ["MAX_LIST_LIMIT", "events_of", "find_job", "job_view", "unfinished_jobs", "visible_jobs"]
+__all__ = ["MAX_LIST_LIMIT", "JobFilter", "events_of", "find_job", "job_view", "queue_place", "unfinished_jobs",
+           "visible_jobs"]
 
 MAX_LIST_LIMIT = 1000  # rows of one listing; clients send 1, 15 and 200
 
@@ -76,13 +78,50 @@ def job_view(db: Session, job: Job) -> dict[str, Any]:
     return {k: v for k, v in view.items() if v is not None}
 
 
-def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False) -> list[Job]:
-    """Return the caller's job rows newest first (`everyone` lists all accounts for a caller who sees all jobs)."""
+@dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a listing keeps: any of `statuses` (none: all), of experiment `exp` (its path or its last part), and
+    submitted at or after `since` (epoch seconds)."""
+
+    statuses: tuple[str, ...] = ()
+    exp: str = ""
+    since: float | None = None
+
+
+def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False,
+                 where: JobFilter = JobFilter()) -> list[Job]:
+    """Return the caller's job rows newest first (`everyone` lists all accounts for a caller who sees all jobs),
+    narrowed by `where`."""
     query = select(Job)
     if not (everyone and roles.sees_all_jobs(user)):
         query = query.where(Job.user_id == user.id)
+    if where.statuses:
+        query = query.where(Job.status.in_(where.statuses))
+    if where.exp:
+        query = query.where(or_(Job.exp == where.exp, Job.exp.like("%/" + _like_literal(where.exp), escape="\\")))
+    if where.since is not None:
+        query = query.where(Job.submitted_at >= where.since)
     order = query.order_by(Job.submitted_at.desc(), Job.id.desc())
     return list(db.scalars(order.limit(max(1, min(limit, MAX_LIST_LIMIT)))))
+
+
+def _like_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def queue_place(db: Session, job: Job) -> tuple[int, int] | None:
+    """Return a waiting job's place among the jobs waiting for its profile, in the order the scheduler serves them
+    (priority, then submission), and how many wait, counting every account's jobs; None for a job not waiting."""
+    if job.status not in WAITING:
+        return None
+    ahead = or_(Job.priority > job.priority,
+                and_(Job.priority == job.priority,
+                     or_(Job.submitted_at < job.submitted_at,
+                         and_(Job.submitted_at == job.submitted_at, Job.id < job.id))))
+    waiting = and_(Job.status.in_(WAITING), Job.profile == job.profile)
+    before = db.scalar(select(func.count()).select_from(Job).where(waiting, ahead)) or 0
+    total = db.scalar(select(func.count()).select_from(Job).where(waiting)) or 0
+    return before + 1, max(total, before + 1)
 
 
 def find_job(db: Session, user: UserView, ref: str) -> Job:

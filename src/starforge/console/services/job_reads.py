@@ -10,22 +10,33 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...contract import Problem
 from ..runtime import Runtime
 from . import job_queries
 from . import metrics as metric_store
 from .accounts import UserView
 from .audit import decisions_of
-from .jobs import TERMINAL
+from .errors import Rejected
+from .jobs import STATUSES, TERMINAL
 from .registries import artifacts as artifact_registry
 
 __all__ = ["admissions", "artifacts", "jobspec", "list_jobs", "log_state", "metrics", "show"]
 
 
-def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False) -> dict[str, Any]:
+def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False, status: str = "", exp: str = "",
+              since: float | None = None) -> dict[str, Any]:
     """Return `{jobs: [...]}`: the caller's job rows newest first (every account's for an administrator asking
-    for `everyone`)."""
+    for `everyone`), of the comma-separated `status`es, experiment `exp` and submitted since `since` when given; an
+    unknown status is a 422 naming it."""
+    statuses = tuple(dict.fromkeys(s.strip().lower() for s in status.split(",") if s.strip()))
+    unknown = [s for s in statuses if s not in STATUSES]
+    if unknown:
+        known = ", ".join(STATUSES)
+        raise Rejected("Invalid request", [Problem("status", "unknown_status", f"no job status {unknown[0]!r} ({known})",
+                                                   f"use one or more of {known}, comma-separated")], status=422)
+    where = job_queries.JobFilter(statuses, exp.strip().strip("/"), since)
     with rt.db.read() as db:
-        rows = job_queries.visible_jobs(db, user, limit=limit, everyone=everyone)
+        rows = job_queries.visible_jobs(db, user, limit=limit, everyone=everyone, where=where)
         return {"jobs": [job_queries.job_view(db, row) for row in rows]}
 
 
@@ -37,6 +48,9 @@ def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         view["events"] = job_queries.events_of(db, job)
         view["warnings"] = json.loads(job.warnings_json or "[]")
         view["validations"] = []
+        place = job_queries.queue_place(db, job)
+        if place is not None:  # a waiting job: where it stands in the queue the scheduler serves
+            view["queue_position"], view["queue_length"] = place
         return view
 
 

@@ -10,6 +10,7 @@ Blocking reads (files, database) run in worker threads, never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class LogStream:
     ref: str
     path: Path
     offset: int
+    follow: bool = True
 
     async def frames(self, *, is_disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[str]:
         """Yield SSE frames: the log from the start offset, then what is appended, a keepalive comment every 15 s
@@ -80,9 +82,12 @@ class LogStream:
                 offset, last_sent = new_offset, time.monotonic()
                 continue
             now = time.monotonic()
-            if now - last_status >= STATUS_EVERY:
+            if now - last_status >= STATUS_EVERY or not self.follow:
                 last_status = now
                 status, terminal, run_dir = await anyio.to_thread.run_sync(self._state)
+                if not terminal and not self.follow:  # what the log holds now was sent: end, saying where the job is
+                    yield f"id: {offset}\nevent: end\ndata: {json.dumps({'status': status, 'final': False})}\n\n"
+                    return
                 if run_dir and path != logs.log_path(run_dir):
                     path = logs.log_path(run_dir)
                 if terminal:
@@ -102,9 +107,11 @@ class LogStream:
         return job_reads.log_state(self.rt, user=self.user, ref=self.ref)
 
 
-def open_stream(rt: Runtime, *, user: UserView, ref: str, tail: int, resume: str | None) -> LogStream:
+def open_stream(rt: Runtime, *, user: UserView, ref: str, tail: int, resume: str | None,
+                follow: bool = True) -> LogStream:
     """Open the log stream of a job the caller may see (404 otherwise): replay the last `tail` lines (0 = all), or
-    everything after event id `resume` (422 when it is not one). Blocking: call it in the threadpool."""
+    everything after event id `resume` (422 when it is not one); without `follow` the stream ends once it has sent
+    what the log holds now. Blocking: call it in the threadpool."""
     _status, _terminal, run_dir = job_reads.log_state(rt, user=user, ref=ref)
     path = logs.log_path(run_dir) if run_dir else rt.settings.state_dir / "missing.log"
-    return LogStream(rt, user, ref, path, start_offset(path, tail, resume))
+    return LogStream(rt, user, ref, path, start_offset(path, tail, resume), follow)

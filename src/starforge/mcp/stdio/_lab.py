@@ -9,7 +9,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from starforge import __version__
+from starforge import DISTRIBUTION, __version__
 from starforge.client import ForgeHome
 from starforge.contract import Problem, ProfileEntry
 
@@ -98,7 +98,7 @@ def _name(lab: Path, exp_dir: Path) -> str:
 
 def _fix(state: str, message: str, name: str) -> str:
     if state == "sdk_incompatible":
-        return "pip install -U starforge"
+        return f"pip install -U {DISTRIBUTION}"
     if state == "current" or (state == "malformed" and "legacy" not in message):
         return ""
     return f"sf recipe upgrade {name}"

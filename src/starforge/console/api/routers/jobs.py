@@ -44,10 +44,13 @@ async def admission_check(request: Request, user: UserView = Depends(current_use
 
 @router.get("/api/jobs/mine")
 def jobs_mine(limit: int = Query(15, ge=1, le=MAX_LIST_LIMIT, description="rows, newest first"),
-              all: bool = False, user: UserView = Depends(current_user),
-              rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """List the caller's jobs, newest first (`all=true` lists every account's for an admin)."""
-    return job_reads.list_jobs(rt=rt, user=user, limit=limit, everyone=all)
+              all: bool = False,
+              status: str = Query("", max_length=200, description="only these statuses, comma-separated"),
+              exp: str = Query("", max_length=1024, description="only this experiment (its path or last part)"),
+              since: float | None = Query(None, ge=0, description="only jobs submitted at or after (epoch seconds)"),
+              user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """List the caller's jobs, newest first (`all=true` lists every account's for an admin), optionally filtered."""
+    return job_reads.list_jobs(rt=rt, user=user, limit=limit, everyone=all, status=status, exp=exp, since=since)
 
 
 @router.get("/api/job")

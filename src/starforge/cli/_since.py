@@ -1,0 +1,29 @@
+"""`--since` values: a duration back from now (`90s`, `30m`, `2h`, `3d`, `1w`) or a date/time (`2026-12-01`,
+`2026-12-01T14:30`, local time unless it names its zone), read into epoch seconds."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+from starforge.cli._output import EXIT_USAGE, Output
+
+__all__ = ["parse_since"]
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+
+
+def parse_since(text: str, out: Output, now: float | None = None) -> float:
+    """Return the epoch seconds `text` names; a value that is neither a duration nor a date exits with a usage error."""
+    value = text.strip().lower()
+    found = _DURATION.fullmatch(value)
+    if found:
+        return (now if now is not None else time.time()) - float(found.group(1)) * _UNITS[found.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        out.abort(f"--since {text!r} is neither a duration nor a date",
+                  hint="use a duration such as 30m, 2h, 3d or 1w, or a date such as 2026-12-01", code=EXIT_USAGE)
+    return moment.timestamp()
