@@ -10,9 +10,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
@@ -80,3 +83,26 @@ def table(rows: list[tuple[str, str, str, bool]]) -> None:
     width = max(len(r[0]) for r in rows)
     for name, target, measured, meets in rows:
         print(f"{name:<{width}}  target {target:<22} measured {measured:<28} {'MEETS' if meets else 'MISSES'}")
+
+
+def on_each_backend(run: Callable[[str], T]) -> dict[str, T]:
+    """Return `run(database_url)` on SQLite ("") and, when `scripts/services.sh up` recorded one, on a fresh
+    PostgreSQL database."""
+    from tests.conftest import _service_env
+    from tests.integration.conftest import _postgres_database
+
+    runs = {"sqlite": run("")}
+    postgres = os.environ.get("STARFORGE_TEST_POSTGRES_URL") or _service_env().get("STARFORGE_TEST_POSTGRES_URL", "")
+    if postgres:
+        runs["postgres"] = run(_postgres_database(postgres))
+    return runs
+
+
+def measured(load: Load) -> tuple[str, dict[str, object]]:
+    """Return how a load reads in the table (rate, p50, p99, non-2xx answers) and its figure fields."""
+    errors = load.total - load.ok
+    text = f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms" + (
+        f" ({errors} non-2xx)" if errors else "")
+    return text, {"rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2), "p99_ms": round(load.p99_ms, 2),
+                  "non_2xx": errors}
+

@@ -8,7 +8,6 @@ Every answer must be a 200 with the verdict `admitted`: a fast refusal is not a 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -16,8 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._console import start_console  # noqa: E402
-from bench._load import Load, hey, record, table  # noqa: E402
-from tests.conftest import _service_env  # noqa: E402
+from bench._load import Load, hey, measured, on_each_backend, record, table  # noqa: E402
 from tests.integration.helpers import spec_for  # noqa: E402
 
 CLIENTS = (1, 16, 64, 256)
@@ -44,30 +42,21 @@ def _run(database_url: str = "") -> dict[int, Load]:
 
 
 def main() -> int:
-    runs = {"sqlite": _run()}
-    postgres = os.environ.get("STARFORGE_TEST_POSTGRES_URL") or _service_env().get("STARFORGE_TEST_POSTGRES_URL", "")
-    if postgres:
-        from tests.integration.conftest import _postgres_database
-
-        runs["postgres"] = _run(_postgres_database(postgres))
     rows, figures = [], {}
-    for backend, loads in runs.items():
+    for backend, loads in on_each_backend(_run).items():
         peak = max(load.rps for load in loads.values())
         for clients, load in loads.items():
-            errors = load.total - load.ok
-            measured = f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms" + (
-                f" ({errors} non-2xx)" if errors else "")
+            text, fields = measured(load)
+            ok = not fields["non_2xx"]
             if clients == 64:
-                target, meets = "≥ 2,000/s, p99 ≤ 30 ms", load.rps >= 2000 and load.p99_ms <= 30 and not errors
+                target, meets = "≥ 2,000/s, p99 ≤ 30 ms", load.rps >= 2000 and load.p99_ms <= 30 and ok
             elif clients == 256:
-                target = "≥ 90 % of peak, p99 ≤ 150 ms"
-                meets = load.rps >= 0.9 * peak and load.p99_ms <= 150 and not errors
+                target, meets = "≥ 90 % of peak, p99 ≤ 150 ms", load.rps >= 0.9 * peak and load.p99_ms <= 150 and ok
             else:
-                target, meets = "(reported)", not errors
-            rows.append((f"dry-run admission, {backend}, {clients} clients", target, measured, meets))
+                target, meets = "(reported)", ok
+            rows.append((f"dry-run admission, {backend}, {clients} clients", target, text, meets))
             figures[f"admission_check_{backend}_{clients}_clients"] = {
-                "rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2), "p99_ms": round(load.p99_ms, 2),
-                "non_2xx": errors, "target": target, "meets": meets, "command": "python bench/admission.py"}
+                **fields, "target": target, "meets": meets, "command": "python bench/admission.py"}
     table(rows)
     record(figures)
     return 0

@@ -9,7 +9,6 @@ its commit. Every answer must be a 2xx.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
 import tempfile
@@ -18,8 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._console import start_console  # noqa: E402
-from bench._load import Load, hey, record, table  # noqa: E402
-from tests.conftest import _service_env  # noqa: E402
+from bench._load import Load, hey, measured, on_each_backend, record, table  # noqa: E402
 from tests.integration.helpers import bundle, spec_for, submit  # noqa: E402
 
 SECONDS = 5.0
@@ -55,32 +53,22 @@ def _run(database_url: str = "") -> dict[int, Load]:
 
 
 def main() -> int:
-    runs = {"sqlite": _run()}
-    postgres = os.environ.get("STARFORGE_TEST_POSTGRES_URL") or _service_env().get("STARFORGE_TEST_POSTGRES_URL", "")
-    if postgres:
-        from tests.integration.conftest import _postgres_database
-
-        runs["postgres"] = _run(_postgres_database(postgres))
     rows, figures = [], {}
-    for backend, loads in runs.items():
+    for backend, loads in on_each_backend(_run).items():
         for clients, load in loads.items():
-            errors = load.total - load.ok
-            measured = (f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms"
-                        + (f" ({errors} non-2xx)" if errors else ""))
+            text, fields = measured(load)
+            ok = not fields["non_2xx"]
             if clients == 1:
-                target, meets = "p50 ≤ 5 ms", load.p50_ms <= 5 and not errors
+                target, meets = "p50 ≤ 5 ms", load.p50_ms <= 5 and ok
             elif clients != 16:
-                target, meets = "(reported)", not errors
+                target, meets = "(reported)", ok
             elif backend == "sqlite":
-                target = "≥ 500/s, p99 ≤ 100 ms"
-                meets = load.rps >= 500 and load.p99_ms <= 100 and not errors
+                target, meets = "≥ 500/s, p99 ≤ 100 ms", load.rps >= 500 and load.p99_ms <= 100 and ok
             else:
-                target, meets = "≥ 300/s", load.rps >= 300 and not errors
-            rows.append((f"submission (20 KB), {backend}, {clients} clients", target, measured, meets))
+                target, meets = "≥ 300/s", load.rps >= 300 and ok
+            rows.append((f"submission (20 KB), {backend}, {clients} clients", target, text, meets))
             figures[f"submit_{backend}_{clients}_clients"] = {
-                "rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2),
-                "p99_ms": round(load.p99_ms, 2), "non_2xx": errors,
-                "target": target, "meets": meets, "command": "python bench/submit.py"}
+                **fields, "target": target, "meets": meets, "command": "python bench/submit.py"}
     table(rows)
     record(figures)
     return 0

@@ -204,21 +204,17 @@ def test_logout_revokes_and_forgets(console: ConsoleProcess, forge_home: Path, t
 
 
 def test_shell_completion_completes_commands_subcommands_and_options(tmp_path: Path) -> None:
-    def complete(*words: str) -> list[str]:
-        done = sf("__complete", *words)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.split()
+    from starforge.cli import _completion
+    from starforge.cli.main import COMMANDS
 
-    assert complete("jo") == ["job"]
-    assert {"logs", "ls"} <= set(complete("job", "l"))
-    assert "--no-follow" in complete("job", "logs", "--n") and "--since" in complete("job", "ls", "--s")
-    assert "complete -o default -F _sf_complete sf" in sf("--show-completion", "bash").stdout
+    asked = sf("__complete", "job", "l")  # what the shell scripts run, as a process
+    assert asked.returncode == 0 and {"logs", "ls"} <= set(asked.stdout.split()), asked.stderr
+    assert _completion.candidates(["jo"], COMMANDS) == ["job"]
+    assert "--no-follow" in _completion.candidates(["job", "logs", "--n"], COMMANDS)
+    assert "--since" in _completion.candidates(["job", "ls", "--s"], COMMANDS)
+    assert "complete -o default -F _sf_complete sf" in _completion.script("bash")
     home = tmp_path / "home"
-    env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
-    first = sf("--install-completion", "bash", **env)
-    assert first.returncode == 0, first.stderr
-    again = sf("--install-completion", "bash", **env)
-    assert again.returncode == 0 and "already sources it" in again.stderr
-    rc = (home / ".bashrc").read_text()
-    assert rc.count("# sf completion") == 1 and "_sf_complete" in (home / "data" / "starforge" / "completion.bash").read_text()
-    assert sf("--install-completion", "tcsh", **env).returncode == 2
+    first = _completion.install("bash", home)
+    assert _completion.install("bash", home)[-1].endswith("already sources it") and len(first) == 2
+    assert (home / ".bashrc").read_text().count("# sf completion") == 1
+    assert sf("--install-completion", "tcsh").returncode == 2

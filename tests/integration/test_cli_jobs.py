@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,18 +102,20 @@ def test_job_ls_filters_by_status_experiment_and_time(console: ConsoleProcess, f
     token = token_login(console, forge_home, unique("filters"))
     waiting = submit_waiting_job(console, token, "experiments/beta")
     ran = submit_toy_job(console, token, exp="experiments/alpha")
+    with Console(console.url, token) as client:  # the console's filters, through the SDK the CLI uses
 
-    def listed(*args: str) -> list[str]:
-        done = sf("job", "ls", "--json", *args)
-        assert done.returncode == 0, done.stderr
-        return [row["job_ref"] for row in json.loads(done.stdout)["jobs"]]
+        def listed(**filters: Any) -> list[str]:
+            return [job.ref for job in client.jobs(limit=15, **filters)]
 
-    assert listed() == [ran, waiting]
-    assert listed("--exp", "beta") == [waiting] == listed("--exp", "experiments/beta")
-    assert listed("--status", "pending") == [waiting]
-    assert listed("--status", "queued,pending", "--exp", "alpha") == []
-    assert listed("--since", "1h") == [ran, waiting] == listed("--since", "2000-01-01")
-    assert listed("--since", "2999-01-01") == []
+        assert listed() == [ran, waiting]
+        assert listed(exp="beta") == [waiting] == listed(exp="experiments/beta")
+        assert listed(statuses=("pending",)) == [waiting]
+        assert listed(statuses=("queued", "pending"), exp="alpha") == []
+        assert listed(since=time.time() - 3600) == [ran, waiting]
+        assert listed(since=time.time() + 3600) == []
+
+    shown = sf("job", "ls", "--json", "--status", "pending", "--since", "1h", "--exp", "beta")
+    assert shown.returncode == 0 and [r["job_ref"] for r in json.loads(shown.stdout)["jobs"]] == [waiting]
     nothing = sf("job", "ls", "--status", "pending", "--exp", "alpha")
     assert nothing.returncode == 0 and "No jobs match" in nothing.stderr
     unknown = sf("job", "ls", "--status", "sleeping")
@@ -125,8 +129,8 @@ def test_waiting_jobs_show_their_place_and_an_experiment_means_its_newest(consol
     token = token_login(console, forge_home, unique("queue"))
     first = submit_waiting_job(console, token, "experiments/twice")
     second = submit_waiting_job(console, token, "experiments/twice")
-    one = json.loads(sf("job", "status", first, "--json").stdout)
-    two = json.loads(sf("job", "status", second, "--json").stdout)
+    with Console(console.url, token) as client:
+        one, two = client.job_detail(first).raw, client.job_detail(second).raw
     assert two["queue_position"] == one["queue_position"] + 1 and two["queue_length"] >= two["queue_position"]
     shown = sf("job", "status", "twice")
     assert shown.returncode == 0, shown.stderr

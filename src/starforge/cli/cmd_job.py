@@ -161,12 +161,11 @@ def _newest_of(out: Output, console: Console, handle: str, doing: str) -> Job:
     try:
         return console.resolve_job(handle)
     except AmbiguousJob as exc:
-        jobs = list(exc.candidates)
-        if not jobs or not all(handle in (j.exp_name, j.name) for j in jobs):
+        if not exc.by_name:
             raise
-        newest = max(jobs, key=lambda j: j.submitted_at or 0)
-        out.info(f"{handle!r} has {len(jobs)} jobs; {doing} the newest, {newest.ref} ({newest.status}, submitted "
-                 f"{age(newest.submitted_at)})")
+        newest: Job = exc.candidates[0]  # the console lists jobs newest first
+        out.info(f"{handle!r} has {len(exc.candidates)} jobs; {doing} the newest, {newest.ref} ({newest.status}, "
+                 f"submitted {age(newest.submitted_at)})")
         return newest
 
 

@@ -10,7 +10,6 @@ import importlib
 import os
 import sys
 from importlib.util import find_spec
-from pathlib import Path
 
 from starforge import __version__
 
@@ -111,7 +110,7 @@ def _completion(args: list[str]) -> int:
     if args[0] == "__complete":  # what the shell scripts ask: the words typed so far, the last being completed
         print("\n".join(completion.candidates(args[1:], _available())))
         return 0
-    shell = args[1] if len(args) > 1 else Path(os.environ.get("SHELL", "bash")).name
+    shell = args[1] if len(args) > 1 else os.path.basename(os.environ.get("SHELL", "bash"))
     if shell not in completion.SHELLS:
         print(f"error: no completion for the shell {shell!r}; choose one of {', '.join(completion.SHELLS)}",
               file=sys.stderr)

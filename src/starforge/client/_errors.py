@@ -78,11 +78,13 @@ class NotFound(ConsoleError):
 
 
 class AmbiguousJob(ConsoleError):
-    """Raised when a job handle is a prefix of several jobs; `candidates` holds their rows."""
+    """Raised when a job handle names several jobs; `candidates` holds their rows (newest first), and `by_name` says
+    the handle is their experiment or job name exactly (not a prefix)."""
 
-    def __init__(self, detail: str, candidates: Sequence[Any]) -> None:
+    def __init__(self, detail: str, candidates: Sequence[Any], *, by_name: bool = False) -> None:
         super().__init__(detail, hint="type more of the id, or use the full job id")
         self.candidates = list(candidates)
+        self.by_name = by_name
 
 
 class Rejected(ConsoleError):

@@ -136,4 +136,4 @@ def resolve(jobs: Sequence[Job], handle: str) -> Job:
         )
     listing = "\n".join(f"- {_describe(j)}" for j in matches[:20])
     more = f"\n- … and {len(matches) - 20} more" if len(matches) > 20 else ""
-    raise AmbiguousJob(f"{handle!r} matches {len(matches)} jobs\n{listing}{more}", matches)
+    raise AmbiguousJob(f"{handle!r} matches {len(matches)} jobs\n{listing}{more}", matches, by_name=bool(named))

@@ -35,7 +35,7 @@ from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
 from .services import accounts
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
-from .services.jobs import WAITING, set_status
+from .services.jobs import QUEUE_ORDER, WAITING, set_status
 from .services.logs import log_path
 from .services.quota import get_quota, quotas_for
 from .store.models import Job, Token
@@ -90,7 +90,7 @@ class Scheduler:
             waiting = db.execute(
                 select(Job.id, Job.user_id, Job.username, Job.requested_gpus, Job.series_gpus, Job.priority,
                        Job.status, Job.waiting_for)
-                .where(Job.status.in_(WAITING)).order_by(Job.priority.desc(), Job.submitted_at, Job.id)
+                .where(Job.status.in_(WAITING)).order_by(*QUEUE_ORDER)
             ).all()
             if not waiting:
                 return 0

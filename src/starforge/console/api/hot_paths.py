@@ -2,7 +2,7 @@
 
 FastAPI's route matching and dependency resolution cost as much as a dry-run admission itself (docs/performance.md).
 For these two (method, path) pairs this middleware calls the very same endpoint functions of `routers.jobs`, with
-their dependencies resolved here in the order FastAPI uses (the caller first, so nothing is read from an
+their dependencies resolved here in the order FastAPI uses (the router's, then the caller, so nothing is read from an
 unauthenticated client), and renders any error with the application's own exception handlers. Every other request —
 another method on the same path included — goes through FastAPI unchanged, and FastAPI still declares both routes,
 so the OpenAPI description is whole.
@@ -17,19 +17,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .deps import current_user, runtime, upload_dir
+from .deps import current_user, refuse_nul_parameters, runtime, upload_dir
 from .routers import jobs
 
 __all__ = ["HotPaths"]
 
 
 async def _admission_check(request: Request) -> Response:
+    await refuse_nul_parameters(request)  # the `jobs` router's own dependency, first as in FastAPI
     user = await current_user(request)
     verdict = await jobs.admission_check(request, user=user, rt=await runtime(request))
     return JSONResponse(verdict)
 
 
 async def _submit(request: Request) -> Response:
+    await refuse_nul_parameters(request)
     user = await current_user(request)
     return await jobs.submit_job(request, user=user, rt=await runtime(request), spool=await upload_dir(request))
 

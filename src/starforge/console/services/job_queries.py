@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from ..executors.base import ref_parts
@@ -19,7 +19,7 @@ from ..store.models import Job, JobEvent
 from . import roles
 from .accounts import UserView
 from .errors import NotFound
-from .jobs import TERMINAL, WAITING
+from .jobs import QUEUE_ORDER, TERMINAL, WAITING
 
 __all__ = ["MAX_LIST_LIMIT", "JobFilter", "events_of", "find_job", "job_view", "queue_place", "unfinished_jobs",
            "visible_jobs"]
@@ -111,17 +111,12 @@ def _like_literal(text: str) -> str:
 
 def queue_place(db: Session, job: Job) -> tuple[int, int] | None:
     """Return a waiting job's place among the jobs waiting for its profile, in the order the scheduler serves them
-    (priority, then submission), and how many wait, counting every account's jobs; None for a job not waiting."""
+    (`jobs.QUEUE_ORDER`), and how many wait, counting every account's jobs; None for a job not waiting."""
     if job.status not in WAITING:
         return None
-    ahead = or_(Job.priority > job.priority,
-                and_(Job.priority == job.priority,
-                     or_(Job.submitted_at < job.submitted_at,
-                         and_(Job.submitted_at == job.submitted_at, Job.id < job.id))))
-    waiting = and_(Job.status.in_(WAITING), Job.profile == job.profile)
-    before = db.scalar(select(func.count()).select_from(Job).where(waiting, ahead)) or 0
-    total = db.scalar(select(func.count()).select_from(Job).where(waiting)) or 0
-    return before + 1, max(total, before + 1)
+    queue = list(db.scalars(select(Job.id).where(Job.status.in_(WAITING), Job.profile == job.profile)
+                            .order_by(*QUEUE_ORDER)))
+    return queue.index(job.id) + 1, len(queue)
 
 
 def find_job(db: Session, user: UserView, ref: str) -> Job:

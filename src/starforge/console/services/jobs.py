@@ -22,6 +22,7 @@ from ..store.models import Job, JobEvent
 
 __all__ = [
     "ACTIVE",
+    "QUEUE_ORDER",
     "STATUSES",
     "TERMINAL",
     "WAITING",
@@ -39,6 +40,8 @@ WAITING = ("queued", "pending")
 # placed jobs hold their quota and capacity: `preparing` is a placed job whose runtime is being built
 ACTIVE = ("submitted", "preparing", "running")
 TERMINAL = ("succeeded", "failed", "stopped")
+# the order the scheduler serves waiting jobs in: higher priority first, then first come, first served
+QUEUE_ORDER = (Job.priority.desc(), Job.submitted_at, Job.id)
 STATUSES = (*WAITING, *ACTIVE, *TERMINAL)  # every status a job row can hold (clients show unknown ones as-is)
 _TRANSITIONS = {
     "": {"queued", "pending", "submitted"},
