@@ -63,9 +63,12 @@ def test_a_job_larger_than_the_cluster_waits_with_slurms_reason_and_is_cancelled
     ref = executor.submit(request)
     script = (request.run_dir / SCRIPT_FILE).read_text()
     assert "#SBATCH --nodes=2" in script and "#SBATCH --gres=gpu:8" in script
-    # Slurm fills in its reason at its first scheduling pass: the second node of the cluster is never up
-    state = _until(executor, ref, lambda s: s.state != "pending" or "ReqNodeNotAvail" in s.detail)
-    assert state.state == "pending" and state.detail.startswith("Slurm: ReqNodeNotAvail")
+    # Slurm fills in its reason at its first scheduling pass: the second node of the cluster is never up. Which
+    # words it uses depends on the pass (`ReqNodeNotAvail, …`, or its long form naming DOWN and DRAINED nodes).
+    node_down = ("ReqNodeNotAvail", "Nodes required for job are DOWN, DRAINED")
+    state = _until(executor, ref, lambda s: s.state != "pending" or any(why in s.detail for why in node_down))
+    assert state.state == "pending" and state.detail.startswith("Slurm: ")
+    assert any(why in state.detail for why in node_down), state.detail
     executor.stop(ref, grace=5)
     state = _until(executor, ref, lambda s: s.finished)
     assert state.state == "exited" and state.exit_code != 0 and not state.reason
