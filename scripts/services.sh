@@ -3,7 +3,8 @@
 #   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, user `starforge` with a password
 #   (jobs share the machine's network, so no database ever trusts loopback);
 #   bubblewrap (Debian's package), the job sandbox of the local executor;
-#   a one-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh).
+#   a one-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh);
+#   Debian's chromium for the web console's browser tests (scripts/services_browser.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,8 @@ PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
 . "$(dirname "$0")/services_slurm.sh"
 # shellcheck source=scripts/services_ray.sh
 . "$(dirname "$0")/services_ray.sh"
+# shellcheck source=scripts/services_browser.sh
+. "$(dirname "$0")/services_browser.sh"
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -67,6 +70,7 @@ up() {
   echo "STARFORGE_TEST_POSTGRES_URL=postgresql+psycopg://starforge:$password@127.0.0.1:$PGPORT/postgres" > "$STATE/env"
   echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
   slurm_up  # each appends its addresses to .services/env
+  browser_up
   wait "$installing" || { cat "$STATE/install.log" >&2; echo "services: make install-ray failed" >&2; exit 1; }
   ray_up
 }
@@ -85,6 +89,7 @@ status() {
   if command -v bwrap >/dev/null 2>&1; then echo "bubblewrap: $(command -v bwrap)"; else echo "bubblewrap: missing"; fi
   slurm_status
   ray_status
+  browser_status
 }
 
 case "${1:-up}" in

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from tests import forkserver
 from tests.integration.conftest import ConsoleProcess, console, forge_home, unique  # noqa: F401
 
 SF = [sys.executable, "-c", "from starforge.cli.main import run; run()"]
@@ -25,11 +27,12 @@ class Researcher:
     home: Path
     lab: Path
     env: dict[str, str]
+    url: str = ""
+    token: str = ""
 
     def sf(self, *args: str, cwd: Path | None = None, timeout: float = 300, **extra: str) -> subprocess.CompletedProcess[str]:
         """Run `sf args…` in the lab (or `cwd`) with this researcher's environment plus `extra` variables."""
-        return subprocess.run([*SF, *args], cwd=cwd or self.lab, env={**self.env, **extra}, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return forkserver.run(list(args), cwd=cwd or self.lab, env={**self.env, **extra}, timeout=timeout)
 
     def json(self, *args: str, **extra: str) -> Any:
         """Run `sf args… --json`, require exit 0 and return the one JSON object it printed."""
@@ -47,6 +50,12 @@ class Researcher:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
 
+    def api(self, path: str) -> Any:
+        """GET `path` from the console with this researcher's token (polling a job costs no `sf` process)."""
+        answer = httpx.get(self.url + path, headers={"Authorization": f"Bearer {self.token}"}, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
     def jobs(self) -> list[dict[str, Any]]:
         """Return the account's jobs (`sf job ls --all --json`)."""
         return list(self.json("job", "ls", "--all")["jobs"])
@@ -62,8 +71,8 @@ def make_researcher(server: ConsoleProcess, tmp_path: Path, prefix: str = "r", *
     env = {**base, "FORGE_HOME": str(home), "NO_COLOR": "1", "GIT_CONFIG_GLOBAL": str(gitconfig),
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CEILING_DIRECTORIES": str(tmp_path)}
     user = unique(prefix)
-    person = Researcher(user, home, tmp_path / "lab", env)
-    login = person.sf("login", "--server", server.url, "--token", server.token_for(user), cwd=tmp_path)
+    person = Researcher(user, home, tmp_path / "lab", env, server.url, server.token_for(user))
+    login = person.sf("login", "--server", server.url, "--token", person.token, cwd=tmp_path)
     assert login.returncode == 0, login.stderr
     if lab:
         made = person.sf("init", "lab", "--name", "e2e-lab", cwd=tmp_path)

@@ -20,6 +20,7 @@ import httpx
 import pytest
 import yaml
 
+from tests import forkserver
 from tests.conftest import require_service
 from tests.official import cache_dir
 
@@ -66,6 +67,8 @@ class ConsoleProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.config_file = state_dir.parent / f"{state_dir.name}-config.yaml"
         config = dict(config or {})
+        # the suites' h200 jobs wait as `pending` on CPU-only consoles; test_honest_queue.py covers the default, refuse
+        config.setdefault("admission", {"unplaceable": "queue"})
         if shutil.which("bwrap") is None and "executors" not in config:
             # without bubblewrap the console refuses to start sandboxed; the sandbox suites skip loudly (CI fails)
             config["executors"] = {"local": {"sandbox": "off"}}
@@ -73,7 +76,7 @@ class ConsoleProcess:
         self.config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
         self.extra_args = extra_args
         self.admin_token = ""
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[str] | forkserver.ForkedProcess | None = None
         self.log_file = state_dir.parent / f"{state_dir.name}-console.log"
         self._db: Database | None = None
 
@@ -89,11 +92,13 @@ class ConsoleProcess:
         with self.log_file.open("a") as log:
             # its own process group: stop() reaches a wrapper's child too (a prefix such as bwrap does not forward
             # signals); the jobs run in process groups of their own, so a SIGKILL here spares them as before
-            self.proc = subprocess.Popen(
-                [*self.prefix, SF, "console", "up", "--host", "127.0.0.1", "--port", str(self.port),
-                 *self._db_args(), *self.extra_args],
-                stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True,
-            )
+            argv = ["console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(),
+                    *self.extra_args]
+            if not self.prefix and forkserver.enabled():  # the same process, its imports inherited (tests/forkserver.py)
+                self.proc = forkserver.spawn(argv, env=env, stderr=log)
+            else:
+                self.proc = subprocess.Popen([*self.prefix, SF, *argv], stdout=subprocess.PIPE, stderr=log, text=True,
+                                             env=env, start_new_session=True)
         try:
             self._wait_until_up()
         except BaseException:
@@ -173,8 +178,14 @@ class ConsoleProcess:
 
     def sf(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         """Run an operator command (`sf console …`) against this console's state."""
-        return subprocess.run([*self.prefix, SF, "console", *args, *self._db_args()], capture_output=True, text=True,
-                              check=check, env={**os.environ, **self.env})
+        argv = ["console", *args, *self._db_args()]
+        env = {**os.environ, **self.env}
+        if self.prefix or not forkserver.enabled():
+            return subprocess.run([*self.prefix, SF, *argv], capture_output=True, text=True, check=check, env=env)
+        done = forkserver.run(argv, env=env)
+        if check:
+            done.check_returncode()
+        return done
 
     def client(self, token: str) -> httpx.Client:
         """Return an HTTP client for the API with a bearer token."""

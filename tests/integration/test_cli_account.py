@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from tests import forkserver
 from tests.integration.conftest import ConsoleProcess, unique
 
 SF = [sys.executable, "-c", "from starforge.cli.main import run; run()"]
@@ -26,8 +27,7 @@ def sf(*args: str, home: Path | None = None, timeout: float = 120, **env: str) -
     full_env = {**os.environ, **env}
     if home is not None:
         full_env["FORGE_HOME"] = str(home)
-    return subprocess.run([*SF, *args], env=full_env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return forkserver.run(list(args), env=full_env, timeout=timeout)
 
 
 def stored(home: Path) -> dict[str, Any]:

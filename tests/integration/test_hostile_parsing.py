@@ -50,7 +50,8 @@ class InProcessConsole:
 
 def build_console(state_dir: Path, **settings: Any) -> InProcessConsole:
     """Return the console built in process on `state_dir` (no background loops), with users admin, alice, viewer."""
-    app = create_app(load_settings(state_dir=state_dir, run_background=False, **settings))
+    app = create_app(load_settings(state_dir=state_dir, run_background=False,
+                                  **{"unplaceable": "queue", **settings}))  # h200 jobs wait as pending
     tokens = {}
     with app.state.runtime.db.write() as db:
         for name, role in zip(("root", "alice", "victor"), ROLES, strict=True):

@@ -25,7 +25,9 @@ from tests.integration.test_hostile_parsing import InProcessConsole, build_conso
 
 EXAMPLES = 12  # per operation, role and pass: bounded by examples, about half a minute on the 2-core CI machine
 # Operations that take no body: their input is the path and the query.
-BODILESS = {("POST", "/api/job/stop"), ("POST", "/api/jobs/cancel-all"), ("PATCH", "/api/admin/users/{username}/role"),
+BODILESS = {("POST", "/api/job/stop"), ("POST", "/api/jobs/cancel-all"), ("POST", "/api/clean"),
+            ("POST", "/api/sweeps/{sweep_id}/stop"),
+            ("PATCH", "/api/admin/users/{username}/role"),
             ("PATCH", "/api/admin/users/{username}/disabled")}
 STREAMS_FOREVER = ("GET", "/api/job/logs/stream")
 JOB_PARAMETERS = {"id": "query", "ref": "path"}  # how operations name a job

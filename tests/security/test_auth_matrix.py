@@ -45,15 +45,13 @@ PUBLIC: dict[tuple[str, str], str] = {
     ("POST", "/cli/device"): "the browser page; authenticated by the token typed into the form",
     ("GET", "/openapi.json"): "FastAPI's schema: route shapes, no data",
     ("HEAD", "/openapi.json"): "FastAPI's schema",
-    ("GET", "/docs"): "FastAPI's docs page",
-    ("HEAD", "/docs"): "FastAPI's docs page",
-    ("GET", "/docs/oauth2-redirect"): "FastAPI's docs page",
-    ("HEAD", "/docs/oauth2-redirect"): "FastAPI's docs page",
-    ("GET", "/redoc"): "FastAPI's docs page",
-    ("HEAD", "/redoc"): "FastAPI's docs page",
+    ("GET", "/docs"): "the API reference rendered from the schema: route shapes, no data",
+    ("GET", "/"): "the web console: the sign-in page for a visitor (the jobs page needs a session)",
+    ("POST", "/ui/signin"): "the web sign-in form; authenticated by the token typed into it",
+    ("GET", "/ui/static/{name}"): "the web console's own stylesheet and script",
 }
 # Public routes that still authenticate a credential carried in the body or a form: strangers must get 401.
-BODY_AUTHENTICATED = {("POST", "/api/auth/refresh"), ("POST", "/cli/device")}
+BODY_AUTHENTICATED = {("POST", "/api/auth/refresh"), ("POST", "/cli/device"), ("POST", "/ui/signin")}
 # Routes for code inside jobs: only a run token, only for its own run (the matrix always names another run).
 RUN_TOKEN_ONLY = {("POST", "/api/ingest/{path}"), ("GET", "/api/runs/{run_id}/workdir")}
 # Writes any signed-in account (viewers included) may make, acting only for itself.
@@ -63,11 +61,13 @@ SELF_SERVICE: dict[tuple[str, str], str] = {
     ("POST", "/api/cli/device/deny"): "refuses a pending login",
     ("POST", "/api/mcp/rpc"): "the MCP transport; every tool calls the same services as these routes, as the caller",
     ("DELETE", "/api/mcp/rpc"): "the MCP transport (session end)",
+    ("POST", "/ui/device"): "the web page approving a login for the caller's own account",
+    ("POST", "/ui/signout"): "ends the caller's own browser session",
 }
 # Writes an operator (not a viewer) may make on its own jobs and namespace.
 OPERATOR_SELF = {
     ("POST", "/api/jobs"), ("POST", "/api/jobs/cancel-all"), ("POST", "/api/job/stop"),
-    ("POST", "/api/plugins/publish"), ("PATCH", "/api/plugins/{owner}/{name}"),
+    ("POST", "/api/plugins/publish"), ("PATCH", "/api/plugins/{owner}/{name}"), ("POST", "/ui/jobs/{ref}/stop"),
 }
 
 REFRESH = ("POST", "/api/auth/refresh")

@@ -1,6 +1,6 @@
 """The job bundle: which files go in, deterministic tar.gz writing, digests, and safe unpacking (stdlib only)."""
 
-from ._digest import directory_digest
+from ._digest import digest_files, directory_digest
 from ._extract import extract_bundle
 from ._hash import bundle_sha256
 from ._limits import BundleLimits
@@ -28,6 +28,7 @@ __all__ = [
     "Selection",
     "UnsafeBundle",
     "bundle_sha256",
+    "digest_files",
     "directory_digest",
     "extract_bundle",
     "find_secret",

@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["directory_digest"]
+__all__ = ["digest_files", "directory_digest"]
 
 _SKIP_PARTS = frozenset({"__pycache__", ".git", ".venv", ".mypy_cache", ".ruff_cache"})
 
@@ -26,6 +26,12 @@ def _files(root: Path) -> list[tuple[str, Path]]:
                 out.append((rel, path))
     out.sort(key=lambda item: item[0])
     return out
+
+
+def digest_files(root: str | os.PathLike[str]) -> list[tuple[str, Path]]:
+    """Return `(relative path, file)` for every file `directory_digest` covers, in its order (what a package of the
+    tree must hold for its unpacked copy to have the same digest)."""
+    return _files(Path(root))
 
 
 def directory_digest(root: str | os.PathLike[str]) -> str:

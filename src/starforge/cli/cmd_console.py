@@ -8,6 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from starforge.cli._output import EXIT_USAGE, Output, human_size
+from starforge.cli._quota_options import (
+    DailyGpuHours,
+    Gpus,
+    Jobs,
+    MaxJobHours,
+    Priority,
+    Profiles,
+    quota_text,
+    quota_values,
+)
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Run and administer a StarForge console.")
@@ -203,12 +213,8 @@ _data_commands("dataset", dataset_app)
 @quota_app.command("set")
 def quota_set(
     user: Annotated[str, typer.Argument(help="account name")],
-    gpus: Annotated[int | None, typer.Option("--gpus", help="max concurrent GPUs (0 = unlimited)")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", help="max concurrent jobs (0 = unlimited)")] = None,
-    daily_gpu_hours: Annotated[float | None, typer.Option(help="GPU hours per UTC day (0 = unlimited)")] = None,
-    priority: Annotated[int | None, typer.Option(help="queue priority (higher first)")] = None,
-    max_job_hours: Annotated[float | None, typer.Option(help="wall-time limit of each job in hours (0 = none)")] = None,
-    profile: Annotated[list[str] | None, typer.Option("--profile", help="allowed profile (repeat; none = all)")] = None,
+    gpus: Gpus = None, jobs: Jobs = None, daily_gpu_hours: DailyGpuHours = None, priority: Priority = None,
+    max_job_hours: MaxJobHours = None, profile: Profiles = None,
     state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None, as_json: AsJson = False,
 ) -> None:
     """Set an account's quota."""
@@ -216,16 +222,10 @@ def quota_set(
 
     out = Output(as_json=as_json)
     settings, db = _db(state_dir, database_url, config)
-    values: dict[str, Any] = {}
-    for key, value in (("max_concurrent_gpus", gpus), ("max_concurrent_jobs", jobs),
-                       ("daily_gpu_hours", daily_gpu_hours), ("priority", priority),
-                       ("max_job_hours", max_job_hours)):
-        if value is not None:
-            values[key] = value
-    if profile is not None:
-        values["allowed_profiles"] = list(profile)
+    values = quota_values(gpus=gpus, jobs=jobs, daily_gpu_hours=daily_gpu_hours, priority=priority,
+                          max_job_hours=max_job_hours, profiles=profile)
     result = _run(out, lambda: set_quota(db, settings, user, values))
-    out.emit(result, lambda q: "\n".join(f"{k}: {v}" for k, v in q.items()))
+    out.emit(result, quota_text)
 
 
 def _runtime_record(record: Any) -> dict[str, Any]:

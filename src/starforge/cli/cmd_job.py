@@ -109,17 +109,18 @@ def ls(
     exp: Annotated[str, typer.Option("--exp", help="only jobs of this experiment (its name or path)")] = "",
     since: Annotated[str, typer.Option(
         "--since", help="only jobs submitted since: a duration (30m, 2h, 3d, 1w) or a date (2026-12-01)")] = "",
+    sweep: Annotated[str, typer.Option("--sweep", help="only the jobs of this sweep (`sf sweep ls`)")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """List your jobs, newest first; --status, --exp and --since narrow the list (filtered by the console)."""
+    """List your jobs, newest first; --status, --exp, --since and --sweep narrow the list (filtered by the console)."""
     from starforge.cli._since import parse_since
 
     out = Output(as_json=as_json)
     statuses = tuple(part.strip() for item in status or () for part in item.split(",") if part.strip())
     after = parse_since(since, out) if since else None
-    filtered = bool(statuses or exp or since)
+    filtered = bool(statuses or exp or since or sweep)
     with console_session(out) as console:
-        jobs = console.jobs(limit=limit, all=all_jobs, statuses=statuses, exp=exp, since=after)
+        jobs = console.jobs(limit=limit, all=all_jobs, statuses=statuses, exp=exp, since=after, sweep=sweep)
     out.emit({"jobs": [dict(j.raw) for j in jobs]}, lambda _: jobs_table(out, jobs) if jobs else None)
     if not jobs and not as_json:
         if filtered:
@@ -261,9 +262,24 @@ def logs(
 
 
 @app.command("stop")
-def stop(job_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Stop a job; stopping a job that already finished is not an error."""
+def stop(
+    job_id: Annotated[str, typer.Argument(help="job id, any unambiguous prefix of one, or the experiment name")] = "",
+    sweep: Annotated[str, typer.Option("--sweep", help="stop every unfinished job of this sweep instead")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Stop a job (or with --sweep ID every unfinished job of a sweep); stopping a finished job is not an error."""
     out = Output(as_json=as_json)
+    if bool(job_id) == bool(sweep):
+        out.abort("name a job or --sweep ID (one of the two)", hint="sf job stop <job> | sf job stop --sweep <id>",
+                  code=EXIT_USAGE)
+    if sweep:
+        with console_session(out) as console:
+            ended = console.stop_sweep(sweep)
+        out.emit(ended, lambda _: None)
+        out.success(f"Stopped {ended.get('stopped', 0)} job(s) of sweep {sweep}")
+        for failed in ended.get("failed") or []:
+            out.warn(f"{failed.get('id')}: {failed.get('error')}")
+        return
     with console_session(out) as console:
         job = console.resolve_job(job_id)
         result = console.stop(job.ref)

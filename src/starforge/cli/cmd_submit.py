@@ -7,20 +7,25 @@ The sequence: `GET /api/cluster/status` → `build_jobspec` → `GET /api/extens
 
 from __future__ import annotations
 
-import sys
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from starforge.cli._lab import lab_root, load_catalog_or_abort
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._submitting import (
+    build_spec,
+    handshake,
+    refuse,
+    registry_of,
+    session,
+    sync_extensions,
+    warn_all,
+)
 
 if TYPE_CHECKING:
-    import httpx
 
     from starforge.client import Console, SubmitResult
     from starforge.contract import Problem, ProfileEntry
@@ -34,11 +39,6 @@ app = typer.Typer(
     help="Build the JobSpec and bundle of an experiment and submit it.",
 )
 
-_PROGRESS_MIN_BYTES = 1 << 20
-_CHUNK = 64 << 10
-
-
-# ---- the lab side ---------------------------------------------------------------------------------------------
 
 def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_version: str) -> None:
     """`--upgrade-recipe`: rewrite the lock from the local catalog before anything else (the tree then changes)."""
@@ -57,117 +57,7 @@ def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_versio
         out.info(f"upgraded {exp_dir.name}/recipe.lock.json to the installed catalog ({plan.state} → current)")
 
 
-# ---- rendering ------------------------------------------------------------------------------------------------
-
-def _refuse(out: Output, title: str, problems: Sequence[Problem], warnings: Sequence[Problem] = (),
-            **extra: Any) -> NoReturn:
-    """Print a refusal (title, one bullet per problem with its hint) and exit 1; `--json` prints one object."""
-    if out.as_json:
-        out.emit({"ok": False, "title": title, "problems": [p.to_dict() for p in problems],
-                  "warnings": [w.to_dict() for w in warnings], **extra})
-    else:
-        out.problems(title, problems, warnings)
-    raise typer.Exit(EXIT_REFUSED)
-
-
-def _warn_all(out: Output, warnings: Sequence[Problem]) -> None:
-    for warning in warnings:
-        out.warn(f"{warning.field}: {warning.message}")
-
-
-# ---- the console side -----------------------------------------------------------------------------------------
-
-def _progress_transport(out: Output) -> httpx.BaseTransport | None:
-    """Return a transport that shows an upload bar for bundles over 1 MB, on a terminal only (Rich, lazily)."""
-    if out.as_json or not sys.stderr.isatty():
-        return None
-    import httpx
-
-    class _Counted(httpx.SyncByteStream):
-        def __init__(self, data: bytes) -> None:
-            self._data = data
-
-        def __iter__(self) -> Iterator[bytes]:
-            from rich.console import Console as RichConsole
-            from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-            view = memoryview(self._data)
-            with Progress("uploading", BarColumn(), DownloadColumn(), TransferSpeedColumn(), transient=True,
-                          console=RichConsole(stderr=True)) as bar:
-                task = bar.add_task("upload", total=len(view))
-                for start in range(0, len(view), _CHUNK):
-                    chunk = bytes(view[start:start + _CHUNK])
-                    yield chunk
-                    bar.advance(task, len(chunk))
-
-    class _ProgressTransport(httpx.BaseTransport):
-        def __init__(self) -> None:
-            self._inner = httpx.HTTPTransport()
-
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            if request.method == "POST" and request.url.path.endswith("/api/jobs"):
-                body = request.content
-                if len(body) > _PROGRESS_MIN_BYTES:
-                    request.stream = _Counted(body)
-            return self._inner.handle_request(request)
-
-        def close(self) -> None:
-            self._inner.close()
-
-    return _ProgressTransport()
-
-
-@contextmanager
-def _session(out: Output) -> Iterator[Console]:
-    """Yield a client of the configured console; a `ConsoleError` becomes `error: …` and exit 1."""
-    from starforge.client import Console, ConsoleError
-
-    try:
-        with Console.from_home(transport=_progress_transport(out)) as console:
-            yield console
-    except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint)
-
-
-def _registry(console: Console) -> list[ProfileEntry]:
-    from starforge.client import ForgeHome
-    from starforge.lab import save_registry
-
-    profiles = list(console.cluster_status().profiles)
-    save_registry(ForgeHome.from_env().path, console.server, profiles)
-    return profiles
-
-
-def _sync_extensions(out: Output, console: Console) -> None:
-    """`GET /api/extensions?source=user` (wire §6.1): a failure is reported and the submission continues."""
-    from starforge.client import ConsoleError
-
-    try:
-        console.extensions()
-    except ConsoleError as exc:
-        out.warn(f"declaration packs were not synced: {exc.title or exc.detail}")
-
-
-def _handshake(out: Output, console: Console, built: BuiltSpec, exp_label: str) -> None:
-    from starforge.lab import check_handshake
-
-    assert built.job is not None
-    report = check_handshake(console.recipes(), built.job, exp_label=exp_label,
-                             local_versions=built.recipe.framework_versions if built.recipe else ())
-    if report.ok:
-        return
-    title = "The console's catalog does not match this client; nothing was uploaded"
-    rows = [{"what": w, "console": c, "spec": s} for w, c, s in report.rows]
-    if out.as_json:
-        _refuse(out, title, report.problems, differences=rows)
-    out.problems(title, report.problems)
-    if report.rows:
-        table = out.table(report.rows, ["what", "console's catalog", "this spec"])
-        out.info("\n".join("    " + line for line in table.splitlines()))
-    raise typer.Exit(EXIT_REFUSED)
-
-
-def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> SubmitResult:
+def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes, *, allow_pending: bool = False) -> SubmitResult:
     """POST once; on a dropped connection retry once with the same Idempotency-Key (never a second job)."""
     from starforge.client import Unavailable
 
@@ -176,7 +66,7 @@ def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes) -> Submi
     for attempt in (1, 2):
         try:
             return console.submit(built.spec or {}, data, exp=built.exp, profile=built.profile, meta_extra=meta,
-                                  idempotency_key=key)
+                                  idempotency_key=key, allow_pending=allow_pending)
         except Unavailable as exc:
             if attempt == 2 or exc.status is not None:
                 raise
@@ -197,8 +87,10 @@ def submit(
     observability_url: Annotated[str, typer.Option("--observability-url",
                                                    help="tracker URL (recipes with external observability)")] = "",
     init_from: Annotated[str, typer.Option("--init-from", help="start from run/<run_id>/<kind>[@step=N]")] = "",
-    model: Annotated[str, typer.Option("--model", help="base model: an HF id, or a folder of the console machine "
-                                                        "under its model_roots (spec.model.base)")] = "",
+    model: Annotated[str, typer.Option("--model", help="base model: an HF id, a registered model "
+                                                        "<owner>/<name>@<version> (`sf model ls`), or a folder of "
+                                                        "the console machine under its model_roots "
+                                                        "(spec.model.base)")] = "",
     corpus: Annotated[str, typer.Option("--corpus", help="reference corpus <owner>/<name>[@version]")] = "",
     train_dataset: Annotated[str, typer.Option("--train-dataset", metavar="REF[:PATH]",
                                                help="training dataset <owner>/<name>@<version>, optionally :FILE "
@@ -210,6 +102,9 @@ def submit(
     then: Annotated[list[str] | None, typer.Option(
         "--then", metavar="ACTION", help="after success: export or eval (repeatable)")] = None,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="submit with uncommitted changes")] = False,
+    allow_pending: Annotated[bool, typer.Option("--allow-pending",
+                                                help="let a job no capacity of the console serves wait (pending) "
+                                                     "instead of being refused")] = False,
     no_validate: Annotated[bool, typer.Option("--no-validate",
                                               help="skip hyperparameter, lifecycle and role checks locally "
                                                    "(the console still runs them)")] = False,
@@ -244,47 +139,37 @@ def submit(
         framework_version=framework_version, model=model,
     )
     if dry_run:
-        _dry_run(out, lab, exp, exp_dir, options, cat)
+        _dry_run(out, lab, exp, exp_dir, options, cat, allow_pending=allow_pending)
         return
-    with _session(out) as console:
-        _submit(out, console, lab, exp, exp_dir, options, cat)
-
-
-def _build(out: Output, lab: Path, exp: str, options: SubmitOptions, registry: list[ProfileEntry],
-           catalog: Catalog) -> BuiltSpec:
-    from starforge.lab import build_jobspec
-
-    built = build_jobspec(lab, exp, options, profiles=registry, catalog=catalog)
-    if not built.ok:
-        _refuse(out, "The JobSpec was not built; nothing was uploaded", built.problems, built.warnings)
-    return built
+    with session(out) as console:
+        _submit(out, console, lab, exp, exp_dir, options, cat, allow_pending=allow_pending)
 
 
 def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
-            catalog: Catalog) -> None:
+            catalog: Catalog, *, allow_pending: bool = False) -> None:
     from starforge.client import Rejected
     from starforge.contract import dumps
     from starforge.lab import exp_label, pack_submission, write_spec_file
 
-    built = _build(out, lab, exp, options, _registry(console), catalog)
+    built = build_spec(out, lab, exp, options, registry_of(console), catalog)
     if not out.as_json:
-        _warn_all(out, built.warnings)
-    _sync_extensions(out, console)
-    _handshake(out, console, built, exp_label(exp_dir))
+        warn_all(out, built.warnings)
+    sync_extensions(out, console)
+    handshake(out, console, built, exp_label(exp_dir))
     assert built.job is not None
     text = dumps(built.job)
     spec_file = write_spec_file(lab, text)
     packed = pack_submission(lab, built.exp)
     if packed.problems or packed.data is None:
-        _refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings,
+        refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings,
                 spec_file=str(spec_file))
     assert packed.data is not None and packed.info is not None
     if not out.as_json:
-        _warn_all(out, packed.warnings)
+        warn_all(out, packed.warnings)
     try:
-        result = _submit_with_retry(console, built, packed.data)
+        result = _submit_with_retry(console, built, packed.data, allow_pending=allow_pending)
     except Rejected as exc:
-        _refuse(out, exc.title or "The console rejected the job", exc.problems, spec_file=str(spec_file))
+        refuse(out, exc.title or "The console rejected the job", exc.problems, spec_file=str(spec_file))
     job_id = result.job_id
     out.emit({"ok": True, "job_id": job_id, "run_id": result.run_id, "queued": result.queued,
               "status": result.raw.get("status", ""), "message": result.message,
@@ -296,7 +181,11 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     for warning in result.warnings:
         out.warn(warning)
     gpus = f"{result.requested_gpus} GPU{'s' if result.requested_gpus != 1 else ''}"
-    if result.queued:
+    if result.queued and result.raw.get("status") == "pending":  # no capacity serves it (`--allow-pending`)
+        out.info(f"Queued: {result.message}")
+        out.info(f"  job {job_id} ({built.exp}, {gpus} on {built.profile}) waits until the console has capacity for "
+                 f"it; `sf job status {job_id}` shows why and where it stands")
+    elif result.queued:
         out.info(f"Queued: {result.message or 'waiting for capacity'}")
         out.info(f"  job {job_id} ({built.exp}, {gpus} on {built.profile}) starts by itself when capacity frees up")
     else:
@@ -306,13 +195,14 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
 
 # ---- --dry-run ------------------------------------------------------------------------------------------------
 
-def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions, catalog: Catalog) -> None:
+def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions, catalog: Catalog, *,
+             allow_pending: bool = False) -> None:
     from starforge.client import ConfigError, Console, ConsoleError, NotLoggedIn, Unavailable
 
     try:
         with Console.from_home() as console:
-            registry = _registry(console)
-            checked = _checked_online(out, console, lab, exp, exp_dir, options, catalog, registry)
+            registry = registry_of(console)
+            checked = _checked_online(out, console, lab, exp, exp_dir, options, catalog, registry, allow_pending)
     except (Unavailable, ConfigError, NotLoggedIn) as exc:
         out.info(f"offline: checked locally ({exc.title or exc.detail})")
         checked = _checked_offline(out, lab, exp, options, catalog)
@@ -322,16 +212,16 @@ def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOpt
 
 
 def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
-                    catalog: Catalog, registry: list[ProfileEntry]) -> dict[str, Any]:
+                    catalog: Catalog, registry: list[ProfileEntry], allow_pending: bool = False) -> dict[str, Any]:
     from starforge.contract import dumps
     from starforge.lab import exp_label, pack_submission, write_spec_file
 
-    built = _build(out, lab, exp, options, registry, catalog)
-    _handshake(out, console, built, exp_label(exp_dir))
+    built = build_spec(out, lab, exp, options, registry, catalog)
+    handshake(out, console, built, exp_label(exp_dir))
     assert built.job is not None and built.spec is not None
     spec_file = write_spec_file(lab, dumps(built.job))
     packed = pack_submission(lab, built.exp, check_only=True)
-    verdict = console.check(built.spec, built.profile)
+    verdict = console.check(built.spec, built.profile, allow_pending=allow_pending)
     problems = list(packed.problems) + list(verdict.problems)
     return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
             "requested_gpus": verdict.requested_gpus or (built.job.total_gpus if built.job else 0),
@@ -350,7 +240,7 @@ def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, c
     except ConsoleError:
         server = None
     registry, cached = offline_registry(home.path, server, options.profiles)
-    built = _build(out, lab, exp, options, registry, catalog)
+    built = build_spec(out, lab, exp, options, registry, catalog)
     assert built.job is not None
     spec_file = write_spec_file(lab, dumps(built.job))
     packed = pack_submission(lab, built.exp, check_only=True)
@@ -367,7 +257,7 @@ def _report_dry_run(out: Output, checked: dict[str, Any]) -> None:
     warnings: list[Problem] = checked["warnings"]
     where = "checked locally (offline)" if checked["offline"] else "the console's admission"
     if not checked["ok"]:
-        _refuse(out, f"Dry run: the job would be rejected ({where}); nothing was submitted", problems, warnings,
+        refuse(out, f"Dry run: the job would be rejected ({where}); nothing was submitted", problems, warnings,
                 dry_run=True, offline=checked["offline"], spec=checked["spec"], spec_file=checked["spec_file"])
     gpus = checked["requested_gpus"]
     out.emit({**checked, "dry_run": True, "problems": [], "warnings": [w.to_dict() for w in warnings]},

@@ -30,12 +30,21 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "status": ("starforge.cli.cmd_status", "Identity, quota and usage, active jobs, cluster capacity, profiles", "Account"),
     "submit": ("starforge.cli.cmd_submit", "Build the JobSpec and bundle of an experiment and submit it", "Jobs"),
     "job": ("starforge.cli.cmd_job", "Follow and control jobs (ls, status, logs, metrics, artifacts, stop)", "Jobs"),
-    "dataset": ("starforge.cli.cmd_dataset", "Push a file or folder as a dataset version; list datasets", "Jobs"),
+    "sweep": ("starforge.cli.cmd_sweep", "Submit a hyperparameter sweep as one decision; show its runs ranked", "Jobs"),
+    "export": ("starforge.cli.cmd_export", "Export a finished run's checkpoint as a follow-up job", "Jobs"),
+    "eval": ("starforge.cli.cmd_eval", "Evaluate a finished run's checkpoint as a follow-up job", "Jobs"),
+    "clean": ("starforge.cli.cmd_clean", "Delete an experiment's checkpoints and logs on the console", "Jobs"),
+    "dataset": ("starforge.cli.cmd_dataset", "Push a file or folder as a dataset version; list datasets", "Data"),
+    "corpus": ("starforge.cli.cmd_corpus", "Push a folder as a corpus version; list corpora", "Data"),
+    "model": ("starforge.cli.cmd_model", "Push a model folder as a version; list models", "Data"),
+    "plugin": ("starforge.cli.cmd_plugin", "Publish, list, enable and disable plugins", "Data"),
+    "volume": ("starforge.cli.cmd_volume", "List the volumes you can mount", "Data"),
     "console": ("starforge.cli.cmd_console", "Run and administer a console (up, token, user, corpus)", "Operate"),
     "mcp": ("starforge.cli.cmd_mcp", "Serve the StarForge MCP tools over stdio for a local agent", "Operate"),
+    "admin": ("starforge.cli.cmd_admin", "Administer users, quotas and tokens over the API (admin token)", "Operate"),
 }
 
-_SECTIONS = ("Lab", "Account", "Jobs", "Operate")
+_SECTIONS = ("Lab", "Account", "Jobs", "Data", "Operate")
 
 
 def _available() -> dict[str, tuple[str, str, str]]:

@@ -30,12 +30,14 @@ from ._models import (
     Usage,
     User,
 )
+from ._plugins import check_digest, pack_plugin
 from ._sse import LogEvent
 from ._transfer import DOWNLOAD_LIMITS, file_chunks, pack_path, unpack_archive
 
 __all__ = ["Console"]
 
 _LIST_LIMIT = 15
+_PUSH_PATHS = {"dataset": "/api/datasets/push", "corpus": "/api/corpora/push", "model": "/api/models/push"}
 _LOOKUP_LIMIT = 200
 
 
@@ -158,11 +160,15 @@ class Console:
         return self._post("/api/cli/device/approve", {"user_code": user_code.strip()})
 
     # submission
-    def check(self, spec: Mapping[str, Any], profile: str | None = None) -> AdmissionVerdict:
-        """Return what admission would decide for `spec` (nothing is stored); a rejection is a verdict, not an error."""
+    def check(self, spec: Mapping[str, Any], profile: str | None = None, *,
+              allow_pending: bool = False) -> AdmissionVerdict:
+        """Return what admission would decide for `spec` (nothing is stored); a rejection is a verdict, not an error.
+        `allow_pending`: as `submit`'s."""
         body: dict[str, Any] = {"spec": spec}
         if profile:
             body["profile"] = profile
+        if allow_pending:
+            body["allow_pending"] = True
         try:
             answer = self._post("/api/admission/check", body)
         except Rejected as exc:
@@ -178,13 +184,15 @@ class Console:
         profile: str,
         meta_extra: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        allow_pending: bool = False,
     ) -> SubmitResult:
         """Upload `bundle` (a gzip tar; empty when None) with `spec` in `X-Forge-Meta`; return the job or raise.
 
         The request is never retried here; pass the same `idempotency_key` to retry safely (a uuid4 otherwise).
-        Raises `Rejected` with `problems` when admission refuses the job.
+        Raises `Rejected` with `problems` when admission refuses the job; a profile no capacity of the deployment
+        serves is refused too, unless `allow_pending` lets the job wait (`pending`) until an operator adds some.
         """
-        meta = build_meta(spec, profile=profile, exp=exp, extra=meta_extra)
+        meta = build_meta(spec, profile=profile, exp=exp, extra=meta_extra, allow_pending=allow_pending)
         headers = {
             "Content-Type": "application/gzip",
             "X-Forge-Meta": encode_meta(meta),
@@ -202,11 +210,13 @@ class Console:
 
     # jobs
     def jobs(self, limit: int = _LIST_LIMIT, all: bool = False, *, statuses: Sequence[str] = (), exp: str = "",
-             since: float | None = None) -> list[Job]:
+             since: float | None = None, sweep: str = "") -> list[Job]:
         """Return the account's jobs, newest first (`all` asks for up to 200): only those of `statuses`, of
-        experiment `exp` and submitted since `since` (epoch seconds) when given — filtered by the console."""
+        experiment `exp`, submitted since `since` (epoch seconds) and of sweep `sweep` when given — filtered by the
+        console (a sweep that is not yours raises `NotFound`)."""
         body = self._get("/api/jobs/mine" + query(limit=_LOOKUP_LIMIT if all else max(1, int(limit)),
-                                                  status=",".join(statuses) or None, exp=exp or None, since=since))
+                                                  status=",".join(statuses) or None, exp=exp or None, since=since,
+                                                  sweep=sweep or None))
         rows = body.get("jobs")
         return [Job.from_row(r) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
@@ -241,6 +251,40 @@ class Console:
         stopped = self._post("/api/jobs/cancel-all").get("stopped")
         return stopped if isinstance(stopped, int) and not isinstance(stopped, bool) else 0
 
+    # sweeps
+    def submit_sweep(self, points: Sequence[Mapping[str, Any]], bundle: bytes | None = None, *, exp: str,
+                     profile: str, meta_extra: Mapping[str, Any] | None = None, max_parallel: int = 0,
+                     allow_pending: bool = False) -> dict[str, Any]:
+        """Submit one sweep as one decision (`POST /api/sweeps`): `points` are `{params, spec}` objects (the point's
+        values as typed, and its JobSpec), sharing one `bundle`; return `{sweep_id, exp, profile, max_parallel,
+        jobs: [{job_id, run_id, params, status, queued, message, warnings}]}`. Raises `Rejected` naming
+        `points[i]…` when any point is refused (then nothing was submitted)."""
+        meta = build_meta({}, profile=profile, exp=exp, extra=meta_extra, allow_pending=allow_pending)
+        meta.pop("spec", None)
+        doc = {**meta, "max_parallel": int(max_parallel), "points": [dict(p) for p in points]}
+        encoded = httpx.Request("POST", self.server, files={
+            "sweep": ("sweep.json", encode_meta(doc).encode("ascii"), "application/json"),
+            "bundle": ("bundle.tar.gz", empty_bundle() if bundle is None else bytes(bundle), "application/gzip")})
+        response = self._http.send("POST", "/api/sweeps", token=self._bearer(), content=encoded.read(),
+                                   headers={"Content-Type": encoded.headers["Content-Type"]},
+                                   read_timeout=self._http.timeouts.submit)
+        return self._http.object_of(response)
+
+    def sweeps(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Return your sweeps, newest first: `[{sweep_id, exp, profile, max_parallel, created_at, jobs, statuses}]`."""
+        rows = self._get("/api/sweeps" + query(limit=max(1, int(limit)))).get("sweeps")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def sweep(self, sweep_id: str, metric: str = "") -> dict[str, Any]:
+        """Return sweep `sweep_id` with its runs ranked by `metric` (the recipe's first primary metric by default):
+        `{sweep_id, keys, metric, direction, best, statuses, runs: [{job_id, status, params, metrics, value, rank,
+        best}]}`; a sweep that is not yours raises `NotFound`."""
+        return self._get(f"/api/sweeps/{_segment(sweep_id)}" + query(metric=metric or None))
+
+    def stop_sweep(self, sweep_id: str) -> dict[str, Any]:
+        """Stop every unfinished job of sweep `sweep_id`: `{stopped, failed: [{id, error}]}`."""
+        return self._post(f"/api/sweeps/{_segment(sweep_id)}/stop")
+
     def metrics(self, ref: str) -> Metrics:
         """Return the metric series job `ref` reported (`GET /api/jobs/{ref}/metrics`)."""
         return Metrics.from_body(self._get(f"/api/jobs/{_segment(ref)}/metrics"))
@@ -249,6 +293,23 @@ class Console:
         """Return what job `ref` registered: `{kind, path, format, step, size_bytes, ref}` rows, in order."""
         rows = self._get(f"/api/jobs/{_segment(ref)}/artifacts").get("artifacts")
         return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def followup(self, ref: str, action: str, *, benchmarks: Sequence[str] | None = None,
+                 profile: str | None = None) -> SubmitResult:
+        """Queue the lifecycle `action` (export, eval) on your succeeded run `ref`, as `--then` would have; the
+        result's `raw` also holds `parent` and `checkpoint`. Raises `NotFound` (not your job) or `Rejected` (not
+        succeeded, no checkpoint, an action its recipe lacks)."""
+        body: dict[str, Any] = {"action": action}
+        if benchmarks is not None:
+            body["benchmarks"] = list(benchmarks)
+        if profile:
+            body["profile"] = profile
+        return SubmitResult.from_body(self._post(f"/api/jobs/{_segment(ref)}/followups", body), 202)
+
+    def clean(self, exp: str) -> dict[str, Any]:
+        """Delete the run folders of your finished jobs of experiment `exp` (checkpoints, exports and logs); return
+        `{exp, cleaned, skipped, files, bytes, message}`. Active jobs are skipped and listed in `skipped`."""
+        return self._post("/api/clean" + query(exp=exp))
 
     def download_artifact(self, ref: str, path: str, dest: str | Path) -> list[str]:
         """Fetch the artifact `path` of job `ref` (a file or a folder, as a gzip tar) and unpack it safely under
@@ -273,8 +334,7 @@ class Console:
     # datasets
     def datasets(self) -> list[dict[str, Any]]:
         """Return the datasets this account may read (own, public, granted), versions newest first."""
-        rows = self._get("/api/datasets").get("datasets")
-        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+        return self._rows("/api/datasets", "datasets")
 
     def dataset(self, ref: str) -> dict[str, Any]:
         """Return one dataset version you may read, `owner/name[@version]` (the newest by default):
@@ -288,15 +348,49 @@ class Console:
         """Upload the file or folder `path` as dataset `name@version` (in `owner`'s namespace, the caller's by
         default) and return `{ref, id, version, visibility, files, total_bytes}`; a pushed version is immutable
         (re-pushing it raises `ConsoleError` with status 409)."""
+        return self.push_asset("dataset", path, name, version, public=public, owner=owner)
+
+    def push_asset(self, kind: str, path: str | Path, name: str, version: str, *, public: bool = False,
+                   owner: str | None = None, description: str = "") -> dict[str, Any]:
+        """Upload the file or folder `path` as a new `kind` version `name@version` (kind: dataset, corpus or model;
+        in `owner`'s namespace, the caller's by default) and return `{ref, id, version, visibility, files,
+        total_bytes}`; versions are immutable (re-pushing one raises `ConsoleError` with status 409)."""
+        if kind not in _PUSH_PATHS:
+            raise ValueError(f"kind must be one of {', '.join(_PUSH_PATHS)}, not {kind!r}")
         packed = pack_path(Path(path))
         with packed.handle:
-            url = "/api/datasets/push" + query(name=name, version=version, owner=owner or None,
-                                               visibility="public" if public else "private")
+            url = _PUSH_PATHS[kind] + query(name=name, version=version, owner=owner or None,
+                                            visibility="public" if public else "private",
+                                            description=description or None)
             response = self._http.send("POST", url, token=self._bearer(), content=file_chunks(packed.handle),
                                        headers={"Content-Type": "application/gzip",
                                                 "Content-Length": str(packed.size)},
                                        read_timeout=max(self._http.timeouts.submit, 600.0))
             return self._http.object_of(response)
+
+    def models(self) -> list[dict[str, Any]]:
+        """Return the models this account may use (own, public, granted): `[{id, versions (a count), version_names
+        (newest first), latest, visibility, description, production}]`."""
+        return self._rows("/api/models", "models")
+
+    def model(self, ref: str) -> dict[str, Any]:
+        """Return one model you may use, `owner/name`: `{id, description, visibility, versions: [{version, stage,
+        description, files, total_bytes, created_at, …}]}`."""
+        owner, _, name = ref.partition("@")[0].partition("/")
+        return self._get(f"/api/models/{_segment(owner)}/{_segment(name)}")
+
+    def corpora(self) -> list[dict[str, Any]]:
+        """Return the corpora this account may read: `[{id, visibility, versions, latest, description}]`."""
+        return self._rows("/api/corpora", "corpora")
+
+    def volumes(self) -> list[dict[str, Any]]:
+        """Return the volumes this account may mount: `[{id, visibility, versions, allow_download, allow_preview,
+        description}]`."""
+        return self._rows("/api/volumes", "volumes")
+
+    def _rows(self, path: str, key: str) -> list[dict[str, Any]]:
+        rows = self._get(path).get(key)
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
     def jobspec(self, ref: str) -> dict[str, Any]:
         """Return the admitted JobSpec of job `ref`, owner stamped (`GET /api/jobs/{ref}/jobspec`)."""
@@ -309,3 +403,77 @@ class Console:
         (`GET /api/jobs/{ref}/render?format=kuberay`)."""
         body = self._get(f"/api/jobs/{_segment(ref)}/render" + query(format=fmt))
         return str(body.get("manifest", ""))
+
+    # plugins
+    def plugins(self) -> list[dict[str, Any]]:
+        """Return every published plugin with its latest version: `{id, kind, latest_version, enabled, summary}`."""
+        rows = self._get("/api/plugins").get("plugins")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def plugin(self, owner: str, name: str, version: str | None = None) -> dict[str, Any]:
+        """Return one plugin version (the latest by default): `{id, version, kind, summary, enabled, digest, …}`."""
+        return self._get(f"/api/plugins/{_segment(owner)}/{_segment(name)}" + query(version=version or None))
+
+    def publish_plugin(self, path: str | Path, *, owner: str | None = None) -> dict[str, Any]:
+        """Publish the plugin folder `path` (with its plugin.yaml) under `owner` (the caller's namespace by default)
+        and return `{id, version, kind, digest, size_bytes}`; versions are immutable (409 on a re-publish), and an
+        answer whose digest differs from the folder's own raises `ConsoleError`."""
+        packed = pack_plugin(Path(path))
+        response = self._http.send("POST", "/api/plugins/publish" + query(owner=owner or None), token=self._bearer(),
+                                   content=packed.data, headers={"Content-Type": "application/gzip"},
+                                   read_timeout=self._http.timeouts.submit)
+        answer = self._http.object_of(response)
+        check_digest(packed, answer)
+        return answer
+
+    def set_plugin_enabled(self, owner: str, name: str, enabled: bool, *, version: str | None = None) -> dict[str, Any]:
+        """Enable or disable a plugin (every version, or `version`): `{id, versions_affected}` (owner or admin)."""
+        body: dict[str, Any] = {"enabled": enabled, **({"version": version} if version else {})}
+        return self._http.request("PATCH", f"/api/plugins/{_segment(owner)}/{_segment(name)}", token=self._bearer(),
+                                  json_body=body)
+
+    # administration (an administrator's token; anyone else gets Forbidden)
+    def admin_users(self) -> list[dict[str, Any]]:
+        """Return every account: `{id, username, role, email, disabled, auth_source}`."""
+        rows = self._get("/api/admin/users").get("users")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def admin_create_user(self, username: str, *, role: str | None = None, email: str | None = None) -> dict[str, Any]:
+        """Create an account and return `{user, token}` (its first API token, shown once)."""
+        body = {"username": username, **({"role": role} if role else {}), **({"email": email} if email else {})}
+        return self._post("/api/admin/users", body)
+
+    def admin_set_role(self, username: str, role: str) -> dict[str, Any]:
+        """Change an account's role and return the account."""
+        return self._http.request("PATCH", f"/api/admin/users/{_segment(username)}/role" + query(role=role),
+                                  token=self._bearer())
+
+    def admin_set_disabled(self, username: str, disabled: bool) -> dict[str, Any]:
+        """Disable an account (its tokens revoked, its jobs stopped) or enable it again; return the account."""
+        return self._http.request("PATCH", f"/api/admin/users/{_segment(username)}/disabled"
+                                  + query(disabled=disabled), token=self._bearer())
+
+    def admin_quota(self, username: str) -> dict[str, Any]:
+        """Return an account's quota `{username, max_concurrent_gpus, max_concurrent_jobs, daily_gpu_hours, …}`."""
+        return self._get(f"/api/admin/quotas/{_segment(username)}")
+
+    def admin_set_quota(self, username: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Set the given quota keys of an account (the others keep their value) and return its whole quota."""
+        return self._post("/api/admin/quotas", {**values, "username": username})
+
+    def admin_create_token(self, username: str, *, name: str | None = None,
+                           expires_in: float | None = None) -> dict[str, Any]:
+        """Create an API token for an account, expiring after `expires_in` seconds (never by default); the answer's
+        `token` is the secret, shown this once."""
+        body = {"username": username, **({"name": name} if name else {}),
+                **({"expires_in": expires_in} if expires_in is not None else {})}
+        return self._post("/api/admin/tokens", body)
+
+    def admin_tokens(self, username: str) -> list[dict[str, Any]]:
+        """Return an account's API tokens as metadata: `{id, name, status, created_at, expires_at, …}`."""
+        rows = self._get("/api/admin/tokens" + query(username=username)).get("tokens")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def admin_revoke_token(self, token_id: int | str) -> dict[str, Any]:
+        """Revoke an API token by id (refused from its next request on) and return its metadata."""
+        return self._http.request("DELETE", f"/api/admin/tokens/{_segment(str(token_id))}", token=self._bearer())

@@ -24,7 +24,7 @@ _HEADERS = {
 }
 
 
-def query(**params: str | int | bool | None) -> str:
+def query(**params: str | int | float | bool | None) -> str:
     """Return `?k=v&…` with every value percent-encoded, booleans as true/false, None values left out."""
     parts = []
     for key, value in params.items():

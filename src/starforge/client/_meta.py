@@ -36,11 +36,14 @@ def build_meta(
     profile: str,
     exp: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    allow_pending: bool = False,
 ) -> dict[str, Any]:
     """Return the meta object in wire order: exp, profile, git_commit, git_dirty, config_sha, project, extras, spec.
 
     Values missing from `extra` come from the spec (`source.exp`, `provenance`, `metadata.project`); `git_dirty`
-    is always present, `git_commit`/`config_sha` only when known, `project` only when non-empty.
+    is always present, `git_commit`/`config_sha` only when known, `project` only when non-empty. `allow_pending`
+    adds `"allow_pending": true` (our extension: a job no capacity of the deployment serves waits instead of
+    being refused).
     """
     extra = dict(extra or {})
     provenance = _get(spec, "provenance")
@@ -59,6 +62,8 @@ def build_meta(
     extra.pop("spec", None)
     meta = {k: v for k, v in known.items() if v is not None and (k != "project" or v)}
     meta.update(extra)
+    if allow_pending:
+        meta["allow_pending"] = True
     meta["spec"] = spec
     return meta
 

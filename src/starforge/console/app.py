@@ -12,7 +12,24 @@ from fastapi import FastAPI
 from .. import __version__
 from .api.errors import install_error_handlers
 from .api.hot_paths import HotPaths
-from .api.routers import account, admin, auth, cluster, datasets, ingest, jobs, logs, meta, plugins, runs
+from .api.routers import (
+    account,
+    admin,
+    auth,
+    cluster,
+    datasets,
+    ingest,
+    jobs,
+    lifecycle,
+    logs,
+    meta,
+    models,
+    plugins,
+    runs,
+    sweeps,
+    volumes,
+    web,
+)
 from .mcp_mount import mount_mcp
 from .runtime import Runtime, load_served_catalog
 from .settings import Settings
@@ -81,12 +98,15 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         description="Admits forge/v2 JobSpecs and runs them. Wire protocol: see docs/ and the wire-protocol reference.",
         lifespan=lifespan,
         redirect_slashes=False,
+        docs_url=None,  # FastAPI's docs pages load Swagger UI and ReDoc from a CDN: `/docs` is the web console's own
+        redoc_url=None,
     )
     app.router.redirect_slashes = False
     app.state.runtime = rt
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
-    for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs):
+    for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
+                   models, volumes, web):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

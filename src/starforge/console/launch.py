@@ -72,6 +72,7 @@ class Inputs:
     plugins: tuple[tuple[str, str], ...] = ()  # (leaf, directory)
     train_data: str = ""  # the training dataset's folder (spec.data.train.dataset), shown read-only
     val_data: str = ""  # the validation dataset's folder (spec.data.validation.dataset), shown read-only
+    model: str = ""  # a registered base model's folder (spec.model.base as <owner>/<name>@<version>), read-only
 
 
 def _asset(resolved: dict[str, Any], field: str) -> str:
@@ -85,7 +86,8 @@ def job_inputs(spec: JobSpec, resolved: dict[str, Any]) -> Inputs:
                     if path)
     return Inputs(init_from=resolved.get("init_from", ""), corpus=_asset(resolved, "spec.data.corpus"),
                   plugins=plugins, train_data=_asset(resolved, "spec.data.train.dataset"),
-                  val_data=_asset(resolved, "spec.data.validation.dataset"))
+                  val_data=_asset(resolved, "spec.data.validation.dataset"),
+                  model=_asset(resolved, "spec.model.base"))
 
 
 def run_dir_of(state_dir: Path, username: str, exp: str, run_id: str) -> Path:
@@ -279,7 +281,8 @@ def _target(mount: Mount | None) -> str:
 
 def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) -> dict[str, Mount | None]:
     """Return the read-only mounts of the job's model and data: `model` (a cluster-path base model, asked again
-    under the console's `model_roots` and bound to its root), `train` and `validation` (dataset folders)."""
+    under the console's `model_roots` and bound to its root, or a registered model's folder), `train` and
+    `validation` (dataset folders)."""
     found: dict[str, Mount | None] = {"model": None, "train": None, "validation": None}
     base = spec.spec.model.base
     if base and is_cluster_path(base):
@@ -287,11 +290,12 @@ def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) ->
         if not folder.ok:
             raise LaunchFailure(f"the base model cannot be shown to the job: {folder.refusal}")
         found["model"] = paths.place("model", Path(folder.path), within=Path(folder.root))
-    for key, folder_path in (("train", inputs.train_data), ("validation", inputs.val_data)):
+    for key, folder_path in (("model", inputs.model), ("train", inputs.train_data), ("validation", inputs.val_data)):
         if folder_path:
             if not Path(folder_path).is_dir():
-                raise LaunchFailure(f"the {key} dataset's files are gone from the console; push it again")
-            found[key] = paths.place(f"data-{key}", Path(folder_path))
+                what = "base model" if key == "model" else f"{key} dataset"
+                raise LaunchFailure(f"the {what}'s files are gone from the console; push it again")
+            found[key] = paths.place(key if key == "model" else f"data-{key}", Path(folder_path))
     return found
 
 

@@ -38,6 +38,7 @@ from .services.followups import create_followups
 from .services.jobs import QUEUE_ORDER, WAITING, set_status
 from .services.logs import log_path
 from .services.quota import get_quota, quotas_for
+from .services.sweep_rows import sweep_limits
 from .store.models import Job, Token
 
 __all__ = ["BackgroundLoop", "Scheduler"]
@@ -88,8 +89,8 @@ class Scheduler:
         with self.rt.db.write() as db:
             self.rt.db.lock_capacity(db)
             waiting = db.execute(
-                select(Job.id, Job.user_id, Job.username, Job.requested_gpus, Job.series_gpus, Job.priority,
-                       Job.status, Job.waiting_for)
+                select(Job.id, Job.user_id, Job.requested_gpus, Job.series_gpus, Job.priority, Job.status,
+                       Job.waiting_for, Job.sweep_id)
                 .where(Job.status.in_(WAITING)).order_by(*QUEUE_ORDER)
             ).all()
             if not waiting:
@@ -97,15 +98,16 @@ class Scheduler:
             snap = take_snapshot(db, self.rt.capacity)
             snap.waiting = {}
             quotas = quotas_for(db, {row[1] for row in waiting}, self.rt.settings.quota)
+            limits = sweep_limits(db, {row[7] for row in waiting if row[7]})  # `sf sweep --max-parallel`
             series_cache: dict[str, dict[str, int]] = {}  # the same few shapes repeat across thousands of jobs
             changes: list[tuple[str, Fit, str]] = []
-            for job_id, user_id, _username, gpus, series_json, priority, status, waiting_for in waiting:
+            for job_id, user_id, gpus, series_json, priority, status, waiting_for, sweep_id in waiting:
                 quota = quotas[user_id]
                 series = series_cache.get(series_json)
                 if series is None:
                     series = series_cache[series_json] = json.loads(series_json or "{}")
                 demand = Demand(job_id, user_id, gpus, series, priority, quota.max_concurrent_gpus,
-                                quota.max_concurrent_jobs)
+                                quota.max_concurrent_jobs, sweep_id, limits.get(sweep_id, 0))
                 fit, reason = decide(snap, demand)
                 if fit is Fit.FITS:
                     assume(snap, demand)

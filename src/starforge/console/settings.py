@@ -20,6 +20,7 @@ from .runtimes.config import RuntimeSettings, runtime_settings_from
 __all__ = ["ENGINES", "CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
 
 ENGINES = ("local", "slurm", "ray")  # the engines a console can drive (`executor`, `executors.series`)
+UNPLACEABLE = ("refuse", "queue")  # `admission.unplaceable`: what admission does with a job no capacity can serve
 
 
 class SettingsError(ValueError):
@@ -106,6 +107,9 @@ class Settings:
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
     model_roots: tuple[str, ...] = ()  # folders whose sub-folders `spec.model.base` may name (none: no cluster paths)
+    # `admission.unplaceable`: a job whose series has no capacity in this deployment is refused at admission
+    # ("refuse"), unless its submitter allows it to wait; "queue" admits it as `pending` (capacity that appears later)
+    unplaceable: str = "refuse"
     runtimes: RuntimeSettings = field(default_factory=_default_runtimes)  # recipe runtimes and the hub cache
     kuberay: KubeRayConfig = field(default_factory=KubeRayConfig)  # `kuberay:`: how RayJob manifests render
     run_background: bool = True
@@ -263,9 +267,12 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
 
 
 def _check_engines(settings: Settings) -> None:
-    """Refuse an unknown default engine (`executor`, `sf console up --executor`)."""
+    """Refuse an unknown default engine (`executor`, `sf console up --executor`) and an unknown
+    `admission.unplaceable`."""
     if settings.executor not in ENGINES:
         raise SettingsError(f"executor: unknown engine {settings.executor!r} (known: {', '.join(ENGINES)})")
+    if settings.unplaceable not in UNPLACEABLE:
+        raise SettingsError(f"admission.unplaceable: must be {' or '.join(UNPLACEABLE)}, not {settings.unplaceable!r}")
 
 
 def _check_caches(settings: Settings) -> None:
@@ -285,6 +292,13 @@ def _check_caches(settings: Settings) -> None:
     if hub == runtimes or hub.is_relative_to(runtimes) or runtimes.is_relative_to(hub):
         raise SettingsError(f"runtimes.hub_cache ({hub}) and runtimes.cache_dir ({runtimes}) must not nest: jobs write "
                             "their account's hub cache and must never write a runtime")
+
+
+def _admission(raw: Any) -> dict[str, Any]:
+    """Read `admission: {unplaceable: refuse | queue}`."""
+    if not isinstance(raw, dict) or set(raw) - {"unplaceable"}:
+        raise SettingsError("admission: must be a mapping {unplaceable: refuse | queue}")
+    return {"unplaceable": raw["unplaceable"]} if "unplaceable" in raw else {}
 
 
 def _engine_series(raw: Any) -> dict[str, str]:
@@ -347,6 +361,8 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
                 raise SettingsError(str(exc)) from exc
         elif key == "model_roots":
             out["model_roots"] = _model_roots(value)
+        elif key == "admission":
+            out.update(_admission(value))
         elif key == "runtimes":
             try:
                 out["runtimes"] = runtime_settings_from(value, _default_runtimes())

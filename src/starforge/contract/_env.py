@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from ._grammar import is_cluster_path
+from ._grammar import is_cluster_path, is_model_ref
 from ._model import DataSplit, JobSpec
 
 __all__ = ["INGEST_TOKEN_VARIABLE", "RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
@@ -57,7 +57,7 @@ class Binding:
     storage_root: str = ""
     shared_caches: bool = False
     docs_dir: str = ""
-    model_dir: str = ""  # the job's read-only view of a cluster-path base model (`spec.model.base` starting with /)
+    model_dir: str = ""  # the job's read-only view of a base model's folder (a cluster path or a registered model)
     train_data_dir: str = ""  # the job's read-only view of the training dataset's folder
     val_data_dir: str = ""  # the job's read-only view of the validation dataset's folder
     passthrough: Mapping[str, str] = field(default_factory=dict)
@@ -121,8 +121,9 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
     if s.data.corpus:
         env["DOCS_DIR"] = binding.docs_dir
     if s.model.base:
-        # a hub id travels as it is; a cluster path only as the job's view of it, never as the host's path
-        env["FORGE_MODEL"] = binding.model_dir if is_cluster_path(s.model.base) else s.model.base
+        # a hub id travels as it is; a cluster path or a registered model only as the job's view of its folder
+        folder = is_cluster_path(s.model.base) or is_model_ref(s.model.base)
+        env["FORGE_MODEL"] = binding.model_dir if folder else s.model.base
     env["FORGE_TRAIN_DATA"] = _data_path(s.data.train, binding.train_data_dir)
     env["FORGE_VAL_DATA"] = _data_path(s.data.validation, binding.val_data_dir)
     # 5 passthrough: overrides earlier values, identity included

@@ -17,6 +17,7 @@ __all__ = [
     "check_recipe_id",
     "check_safe_segment",
     "is_cluster_path",
+    "is_model_ref",
     "is_pep440",
     "is_safe_segment",
     "match_digest",
@@ -77,6 +78,14 @@ def is_cluster_path(value: str) -> bool:
     A hub id (`Qwen/Qwen3-8B`, `gpt2`) never starts with `/`; a relative path is read as a hub id.
     """
     return value.startswith("/")
+
+
+def is_model_ref(value: str) -> bool:
+    """Return True when `spec.model.base` names a registered model, `<owner>/<name>@<version>`, not a hub model id.
+
+    A hub id never holds `@`, and a cluster path starts with `/`; the reference's grammar is `parse_versioned_ref`'s.
+    """
+    return "@" in value and not is_cluster_path(value)
 
 
 def is_pep440(value: str) -> bool:

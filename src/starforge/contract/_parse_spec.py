@@ -19,11 +19,13 @@ from ._grammar import (
     check_plugin_id,
     check_recipe_id,
     check_safe_segment,
+    is_model_ref,
     match_digest,
     match_exp_path,
     match_segment,
     match_two_part,
     parse_init_from,
+    parse_versioned_ref,
 )
 from ._model import (
     Framework,
@@ -195,6 +197,8 @@ def read_model(w: Walk, value: Any) -> Model | None:
     before = len(w.problems)
     init_from_text = w.string(obj, "spec.model", "init_from")
     base = w.string(obj, "spec.model", "base")
+    if base and is_model_ref(base):  # a registered model: a strict reference with its version
+        w.problems.extend(parse_versioned_ref(base, "spec.model.base", version_required=True)[1])
     peft = _read_peft(w, obj.get("peft"))
     init_from: ArtifactRef | None = None
     if init_from_text:

@@ -92,7 +92,7 @@ def schema() -> dict[str, Any]:
                     ),
                     "model": _obj(
                         {
-                            "base": _str("HF model id or cluster path"),
+                            "base": _str("HF model id, cluster path, or registered model <owner>/<name>@<version>"),
                             "peft": _obj({"kind": _str("PEFT kind"), "dim": _POSITIVE_INT, "alpha": _POSITIVE_INT}),
                             "init_from": _str(
                                 "artifact run/<run_id>/<kind>[@step=<N>]",

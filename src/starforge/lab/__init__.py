@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         write_lock,
     )
     from .scaffold import LabExists, ScaffoldError, init_lab
+    from .submission import Submission, build_submission
     from .upgrade import UpgradeError, UpgradePlan, apply_upgrade, plan_upgrade
     from .validation import Validation, validate_experiment
 
@@ -90,6 +91,8 @@ _LAZY = {
     "LabExists": "scaffold",
     "ScaffoldError": "scaffold",
     "init_lab": "scaffold",
+    "Submission": "submission",
+    "build_submission": "submission",
     "UpgradeError": "upgrade",
     "UpgradePlan": "upgrade",
     "apply_upgrade": "upgrade",
@@ -116,12 +119,14 @@ __all__ = [
     "Packed",
     "ProvenanceError",
     "ScaffoldError",
+    "Submission",
     "SubmitOptions",
     "UpgradeError",
     "UpgradePlan",
     "Validation",
     "apply_upgrade",
     "build_jobspec",
+    "build_submission",
     "check_handshake",
     "client_catalog",
     "config_lookup",

@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     docs = env.get("DOCS_DIR", "").strip()
     if docs:
         print(f"reference corpus mounted at {docs} (the addition task does not read it)", flush=True)
+    model = env.get("FORGE_MODEL", "").strip()
+    if model and os.path.isdir(model):  # a registered or cluster-path base model; the policy here is its own
+        files = ", ".join(sorted(os.listdir(model))[:20])
+        print(f"base model mounted at {model} ({files}; the addition task does not read it)", flush=True)
 
     from starforge.runner import report
 

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
+
 SF = [sys.executable, "-c", "from starforge.cli.main import run; run()"]
 
 
 def sf(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "FORGE_SERVER"}
     env.update({"FORGE_HOME": str(home), "NO_COLOR": "1", **extra})
-    return subprocess.run([*SF, *args], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return forkserver.run(list(args), env=env)
 
 
 @pytest.mark.parametrize("args", [["whoami"], ["status"], ["job", "ls"], ["job", "logs", "x"], ["logout"]])

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import forkserver
+
 SF = [sys.executable, "-c", "from starforge.cli.main import run; run()"]
 
 
 def sf(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SF, *args], cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return forkserver.run(list(args), cwd=cwd, env=env)
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
+
 SF = [sys.executable, "-c", "from starforge.cli.main import run; run()"]
 
 
@@ -24,8 +26,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def sf(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SF, *args], cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=120)
+    return forkserver.run(list(args), cwd=cwd, env=env, timeout=120)
 
 
 @pytest.fixture

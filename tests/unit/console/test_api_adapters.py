@@ -23,7 +23,8 @@ from starforge.console.store.models import Job
 def console(tmp_path: Path) -> Iterator[tuple[TestClient, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # alembic's, about its own configuration
-        app = create_app(load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 1}))
+        app = create_app(load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 1},
+                                      unplaceable="queue"))  # h200 jobs wait as pending
     rt = app.state.runtime
     bootstrap_admin(rt)
     with TestClient(app) as client:

@@ -21,6 +21,7 @@ import pytest
 
 from starforge.lab import client_catalog, create_experiment, init_lab, pack_submission
 from starforge.recipes import Catalog
+from tests import forkserver
 from tests.unit.lab.conftest import commit, git
 
 REPO = Path(__file__).resolve().parents[3]
@@ -147,8 +148,7 @@ def test_the_documented_opt_in_works_when_pasted(tmp_path: Path) -> None:
            "GIT_COMMITTER_EMAIL": "t@example.com"}
 
     def sf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*SF, *args], cwd=lab, env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=120)
+        return forkserver.run(list(args), cwd=lab, env=env, timeout=120)
 
     lab = init_lab(tmp_path / "lab", name="docs-lab")
     assert sf("new", "my-grpo", "--method", "tinyrl/grpo").returncode == 0

@@ -97,7 +97,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     state: Path = tmp_path_factory.mktemp("console")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # alembic's, about its own configuration
-        app = create_app(load_settings(state_dir=state, run_background=False, capacity={"cpu": 1}))
+        app = create_app(load_settings(state_dir=state, run_background=False, capacity={"cpu": 1},
+                                      unplaceable="queue"))  # h200 jobs wait as pending
     rt: Runtime = app.state.runtime
     yield World(app, rt, TestClient(app))
     rt.db.dispose()

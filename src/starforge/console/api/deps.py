@@ -13,8 +13,10 @@ from ..runtime import Runtime
 from ..services import logins, roles
 from ..services.accounts import UserView
 from ..services.errors import AuthRequired, Forbidden, Rejected
+from ..web.sessions import COOKIE, WebCaller
 
-__all__ = ["bearer_token", "current_admin", "current_user", "refuse_nul_parameters", "run_token", "runtime", "upload_dir"]
+__all__ = ["bearer_token", "current_admin", "current_user", "refuse_nul_parameters", "run_token", "runtime", "upload_dir",
+           "web_caller", "web_visitor"]
 
 
 def _runtime(request: Request) -> Runtime:
@@ -49,6 +51,26 @@ async def current_user(request: Request) -> UserView:
     if cached is not None:
         return cached
     return await run_in_threadpool(logins.authenticate, rt, token=token)
+
+
+async def web_caller(request: Request) -> WebCaller:
+    """Return the caller of a web console request: the browser session of its cookie, checked like a bearer token
+    (same cache, same refusals), or else its bearer token exactly as `current_user` (401 otherwise)."""
+    secret = request.cookies.get(COOKIE, "")
+    if not secret:
+        return WebCaller(await current_user(request))
+    rt = _runtime(request)
+    cached = rt.accounts.cached_user(secret)
+    user = cached if cached is not None else await run_in_threadpool(logins.authenticate, rt, token=secret)
+    return WebCaller(user, secret)
+
+
+async def web_visitor(request: Request) -> WebCaller | None:
+    """Return the caller of a web console request, or None for a visitor who is not (or no longer) signed in."""
+    try:
+        return await web_caller(request)
+    except AuthRequired:
+        return None
 
 
 async def current_admin(request: Request) -> UserView:

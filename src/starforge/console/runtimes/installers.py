@@ -207,7 +207,7 @@ def _find_uv() -> str:
         return found
     if importlib.util.find_spec("uv") is not None:
         with contextlib.suppress(Exception):
-            from uv import find_uv_bin  # type: ignore[import-not-found]
+            from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
 
             return str(find_uv_bin())
     return ""

@@ -214,9 +214,9 @@ def _store(db: Session, user_id: int, kind: str, *, ttl: float | None, family: s
     return secret
 
 
-def issue_api_token(db: Session, user: UserView, name: str = "") -> str:
-    """Create a long-lived API token (never expires; revoke it by disabling the account) and return its secret."""
-    return _store(db, user.id, "api", ttl=None, name=name or "api token")
+def issue_api_token(db: Session, user: UserView, name: str = "", *, ttl: float | None = None) -> str:
+    """Create a long-lived API token (expiring after `ttl` seconds, never without one) and return its secret."""
+    return _store(db, user.id, "api", ttl=ttl, name=name or "api token")
 
 
 def issue_session(

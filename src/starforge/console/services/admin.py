@@ -1,4 +1,5 @@
-"""The administrator API's use cases: accounts and roles, disabling an account, quotas, data registration.
+"""The administrator API's use cases: accounts and roles, disabling an account, API tokens, quotas, data
+registration.
 
 Tier: use case (each function owns one transaction). The route lets only administrators through
 (`roles.can_admin`, checked by the `current_admin` dependency); these functions trust that.
@@ -9,10 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import Runtime
-from . import accounts, quota
+from . import accounts, api_tokens, quota
 from .registries import data
 
-__all__ = ["create_user", "get_quota", "list_users", "register_data", "set_disabled", "set_quota", "set_role"]
+__all__ = [
+    "create_token",
+    "create_user",
+    "get_quota",
+    "list_tokens",
+    "list_users",
+    "register_data",
+    "revoke_token",
+    "set_disabled",
+    "set_quota",
+    "set_role",
+]
 
 
 def list_users(rt: Runtime) -> dict[str, Any]:
@@ -41,6 +53,26 @@ def set_disabled(rt: Runtime, *, username: str, disabled: bool, by: str) -> dict
         view = accounts.set_disabled(db, username, disabled, by=by).to_dict()
     rt.wake()
     return view
+
+
+def create_token(rt: Runtime, *, body: dict[str, Any]) -> dict[str, Any]:
+    """Create an API token for `{username, name?, expires_in?}` and return its metadata with the secret (`token`),
+    which is shown this once."""
+    with rt.db.write() as db:
+        view, secret = api_tokens.issue(db, body)
+    return {**view.to_dict(), "token": secret}
+
+
+def list_tokens(rt: Runtime, *, username: str) -> dict[str, Any]:
+    """Return `{username, tokens: [...]}`: an account's API tokens as metadata (no secret, no hash)."""
+    with rt.db.read() as db:
+        return {"username": username, "tokens": [t.to_dict() for t in api_tokens.list_tokens(db, username)]}
+
+
+def revoke_token(rt: Runtime, *, token_id: str) -> dict[str, Any]:
+    """Revoke an API token (refused on its next request) and return its metadata."""
+    with rt.db.write() as db:
+        return api_tokens.revoke(db, token_id).to_dict()
 
 
 def set_quota(rt: Runtime, *, body: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Reading the data registry through the API: the versions of a kind the caller may read, corpora and datasets by id.
+"""Reading the data registry through the API: the versions of a kind the caller may read; corpora, datasets, models
+and volumes by id.
 
 Tier: use case (each function owns one read transaction).
 """
@@ -6,6 +7,7 @@ Tier: use case (each function owns one read transaction).
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from .accounts import UserView
 from .errors import NotFound
 from .registries import data
 
-__all__ = ["corpora", "dataset", "datasets", "list_data"]
+__all__ = ["corpora", "dataset", "datasets", "list_data", "model", "models", "volumes"]
 
 
 def list_data(rt: Runtime, *, user: UserView, kind: str) -> dict[str, Any]:
@@ -25,18 +27,31 @@ def list_data(rt: Runtime, *, user: UserView, kind: str) -> dict[str, Any]:
         return {"items": [a.to_dict() for a in data.list_assets(db, kind, user)]}
 
 
-def corpora(rt: Runtime, *, user: UserView) -> dict[str, Any]:
-    """Return `{corpora: [{id, visibility, versions}]}`: readable corpora grouped by id (the brief-era client's
-    `sf corpus ls`)."""
+def _by_id(rt: Runtime, user: UserView, kind: str,
+           first: Callable[[data.AssetView], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the readable assets of `kind` grouped by id: `first(newest version)` plus `versions`, newest first."""
     with rt.db.read() as db:
-        readable = data.list_assets(db, "corpus", user)
+        readable = data.list_assets(db, kind, user)
     grouped: dict[str, dict[str, Any]] = {}
-    for asset in readable:
-        entry = grouped.setdefault(f"{asset.owner}/{asset.name}",
-                                   {"id": f"{asset.owner}/{asset.name}", "visibility": asset.visibility,
-                                    "versions": []})
+    for asset in readable:  # newest first within each id
+        entry = grouped.get(f"{asset.owner}/{asset.name}")
+        if entry is None:
+            entry = grouped[f"{asset.owner}/{asset.name}"] = {**first(asset), "versions": []}
         entry["versions"].append(asset.version)
-    return {"corpora": list(grouped.values())}
+    return list(grouped.values())
+
+
+def _index(rt: Runtime, asset: data.AssetView) -> dict[str, Any]:
+    return dataset_store.read_index(rt.settings.state_dir, VersionedRef(asset.owner, asset.name, asset.version),
+                                    asset.kind) if asset.kind in dataset_store.PUSH_KINDS else {}
+
+
+def corpora(rt: Runtime, *, user: UserView) -> dict[str, Any]:
+    """Return `{corpora: [{id, visibility, versions, latest, description}]}`: readable corpora grouped by id (the
+    brief-era client's `sf corpus ls`)."""
+    return {"corpora": _by_id(rt, user, "corpus", lambda a: {
+        "id": f"{a.owner}/{a.name}", "visibility": a.visibility, "latest": a.version,
+        "description": _index(rt, a).get("description", "")})}
 
 
 def dataset(rt: Runtime, *, user: UserView, owner: str, name: str, version: str = "") -> dict[str, Any]:
@@ -65,19 +80,45 @@ def datasets(rt: Runtime, *, user: UserView) -> dict[str, Any]:
     """Return `{datasets: [{id, owner, name, visibility, versions, latest, files?, total_bytes?, formats,
     updated_at, description}]}`: the datasets the caller may read, each with its readable versions newest first
     (wire-protocol §12; `files` and `total_bytes` describe the latest version when the console holds its files)."""
+    return {"datasets": _by_id(rt, user, "dataset", lambda a: {
+        "id": f"{a.owner}/{a.name}", "owner": a.owner, "name": a.name, "visibility": a.visibility,
+        "latest": a.version, "formats": [], "updated_at": _iso(a.created_at), "description": "", **_index(rt, a)})}
+
+
+def _model_version(rt: Runtime, asset: data.AssetView) -> dict[str, Any]:
+    index = _index(rt, asset)
+    return {"version": asset.version, "stage": "registered", "run_id": None, "verdict": None,
+            "description": index.get("description", ""), "files": index.get("files"),
+            "total_bytes": index.get("total_bytes"), "created_at": _iso(asset.created_at)}
+
+
+def models(rt: Runtime, *, user: UserView) -> dict[str, Any]:
+    """Return `{models: [{id, versions, production, description, visibility, latest, version_names}]}`: the models
+    the caller may use (own, public, granted); `versions` counts the readable versions (wire-protocol §12, as the
+    official client shows it) and `version_names` lists them newest first."""
+    rows = _by_id(rt, user, "model", lambda a: {
+        "id": f"{a.owner}/{a.name}", "production": None, "description": _index(rt, a).get("description", ""),
+        "visibility": a.visibility, "latest": a.version})
+    return {"models": [{**row, "versions": len(row["versions"]), "version_names": row["versions"]} for row in rows]}
+
+
+def model(rt: Runtime, *, user: UserView, owner: str, name: str) -> dict[str, Any]:
+    """Return `{id, description, visibility, versions: [{version, stage, run_id, verdict, description, files,
+    total_bytes, created_at}]}` for one model the caller may use (wire-protocol §12); NotFound for an unknown model
+    or one the caller may not read."""
     with rt.db.read() as db:
-        readable = data.list_assets(db, "dataset", user)
-    grouped: dict[str, dict[str, Any]] = {}
-    for asset in readable:  # newest first within each id
-        key = f"{asset.owner}/{asset.name}"
-        entry = grouped.get(key)
-        if entry is None:
-            entry = grouped[key] = {
-                "id": key, "owner": asset.owner, "name": asset.name, "visibility": asset.visibility,
-                "versions": [], "latest": asset.version, "formats": [], "updated_at": _iso(asset.created_at),
-                "description": "",
-                **dataset_store.read_index(rt.settings.state_dir, VersionedRef(asset.owner, asset.name,
-                                                                               asset.version)),
-            }
-        entry["versions"].append(asset.version)
-    return {"datasets": list(grouped.values())}
+        readable = [a for a in data.list_assets(db, "model", user) if a.owner == owner and a.name == name]
+    if not readable:
+        raise NotFound(f"no model {owner}/{name} that you may use; `sf model ls` lists them")
+    versions = [_model_version(rt, a) for a in readable]
+    return {"id": f"{owner}/{name}", "description": versions[0]["description"], "visibility": readable[0].visibility,
+            "versions": versions}
+
+
+def volumes(rt: Runtime, *, user: UserView) -> dict[str, Any]:
+    """Return `{volumes: [{id, visibility, allow_download, allow_preview, description, versions}]}`: the volumes the
+    caller may mount (wire-protocol §12). This console serves no volume files over the API, so downloads and
+    previews are off."""
+    return {"volumes": _by_id(rt, user, "volume", lambda a: {
+        "id": f"{a.owner}/{a.name}", "visibility": a.visibility, "allow_download": False, "allow_preview": False,
+        "description": ""})}

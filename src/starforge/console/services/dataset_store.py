@@ -1,9 +1,11 @@
-"""Where pushed datasets live in the state folder, and how an upload becomes one: unpacked as hostile input, then
-moved into place whole.
+"""Where pushed datasets, corpora and models live in the state folder, and how an upload becomes one: unpacked as
+hostile input, then moved into place whole.
 
     <state>/datasets/<owner>/<name>/<version>/          the files, read-only to jobs (mounted, never named)
-    <state>/datasets/_index/<owner>/<name>/<version>.json   {"files", "total_bytes"}: what `GET /api/datasets` shows
+    <state>/datasets/_index/<owner>/<name>/<version>.json   {"files", "total_bytes", "description"?}: what the
+                                                        listings show
     <state>/datasets/_incoming/<random>/                an upload being unpacked (removed whatever happens)
+    <state>/corpora/…, <state>/models/…                 the same layout for pushed corpora and models
 
 Owners are safe segments, which never start with `_`, so the two service folders cannot collide with a namespace.
 
@@ -25,9 +27,12 @@ from typing import Any, BinaryIO
 from ...bundle import BundleLimits, extract_bundle
 from ...contract import VersionedRef
 
-__all__ = ["Staged", "data_dir", "discard", "install", "list_files", "read_index", "unpack", "write_index"]
+__all__ = ["PUSH_KINDS", "Staged", "data_dir", "discard", "install", "list_files", "read_index", "unpack",
+           "write_index"]
 
 _ROOT = "datasets"
+_ROOTS = {"dataset": _ROOT, "corpus": "corpora", "model": "models"}
+PUSH_KINDS = tuple(_ROOTS)  # the kinds of asset users push (volumes and environments are registered by operators)
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,13 @@ class Staged:
     total_bytes: int
 
 
-def data_dir(state_dir: Path, ref: VersionedRef) -> Path:
-    """Return the folder of a pushed dataset version."""
-    return state_dir / _ROOT / ref.owner / ref.name / ref.version
+def data_dir(state_dir: Path, ref: VersionedRef, kind: str = "dataset") -> Path:
+    """Return the folder of a pushed version of `kind` (one of PUSH_KINDS)."""
+    return state_dir / _ROOTS[kind] / ref.owner / ref.name / ref.version
 
 
-def _index_file(state_dir: Path, ref: VersionedRef) -> Path:
-    return state_dir / _ROOT / "_index" / ref.owner / ref.name / f"{ref.version}.json"
+def _index_file(state_dir: Path, ref: VersionedRef, kind: str) -> Path:
+    return state_dir / _ROOTS[kind] / "_index" / ref.owner / ref.name / f"{ref.version}.json"
 
 
 def _open_to_all(root: Path) -> None:
@@ -77,10 +82,10 @@ def discard(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def install(state_dir: Path, staged: Staged, ref: VersionedRef) -> Path:
+def install(state_dir: Path, staged: Staged, ref: VersionedRef, kind: str = "dataset") -> Path:
     """Move a staged upload to its version's folder and return it. Call it once the version's row is written in
     the caller's transaction: whatever sits there then is the leftover of an interrupted push, and is replaced."""
-    target = data_dir(state_dir, ref)
+    target = data_dir(state_dir, ref, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(target):
         leftover = staged.path.parent / f"leftover-{uuid.uuid4().hex}"
@@ -90,11 +95,16 @@ def install(state_dir: Path, staged: Staged, ref: VersionedRef) -> Path:
     return target
 
 
-def write_index(state_dir: Path, ref: VersionedRef, staged: Staged) -> None:
-    """Record a pushed version's file count and size beside the data (the data folder holds only the data)."""
-    path = _index_file(state_dir, ref)
+def write_index(state_dir: Path, ref: VersionedRef, staged: Staged, kind: str = "dataset",
+                description: str = "") -> None:
+    """Record a pushed version's file count, size and description beside the data (the data folder holds only the
+    data)."""
+    path = _index_file(state_dir, ref, kind)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"files": staged.files, "total_bytes": staged.total_bytes}), encoding="utf-8")
+    index: dict[str, Any] = {"files": staged.files, "total_bytes": staged.total_bytes}
+    if description:
+        index["description"] = description
+    path.write_text(json.dumps(index), encoding="utf-8")
 
 
 def list_files(folder: Path, limit: int = 10_000) -> tuple[list[dict[str, Any]], bool]:
@@ -117,13 +127,17 @@ def list_files(folder: Path, limit: int = 10_000) -> tuple[list[dict[str, Any]],
     return found, False
 
 
-def read_index(state_dir: Path, ref: VersionedRef) -> dict[str, Any]:
-    """Return a pushed version's `{files, total_bytes}`, or `{}` for a registered folder or an unreadable index."""
+def read_index(state_dir: Path, ref: VersionedRef, kind: str = "dataset") -> dict[str, Any]:
+    """Return a pushed version's `{files, total_bytes, description?}`, or `{}` for a registered folder or an
+    unreadable index."""
     try:
-        value = json.loads(_index_file(state_dir, ref).read_text(encoding="utf-8"))
+        value = json.loads(_index_file(state_dir, ref, kind).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(value, dict):
         return {}
-    return {k: v for k, v in value.items() if k in ("files", "total_bytes") and isinstance(v, int)
-            and not isinstance(v, bool)}
+    found = {k: v for k, v in value.items() if k in ("files", "total_bytes") and isinstance(v, int)
+             and not isinstance(v, bool)}
+    if isinstance(value.get("description"), str) and value["description"]:
+        found["description"] = value["description"]
+    return found

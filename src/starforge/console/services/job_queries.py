@@ -69,6 +69,7 @@ def job_view(db: Session, job: Job) -> dict[str, Any]:
         "exit_code": job.exit_code,
         "parent": job.parent_id or None,
         "action": job.action or None,
+        "sweep_id": job.sweep_id or None,
     }
     if job.executor_ref:  # the engine that took the job, and its own id for it (Slurm job id, Ray submission id)
         view["executor"], view["engine_ref"] = ref_parts(job.executor_ref)
@@ -80,12 +81,13 @@ def job_view(db: Session, job: Job) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class JobFilter:
-    """Which jobs a listing keeps: any of `statuses` (none: all), of experiment `exp` (its path or its last part), and
-    submitted at or after `since` (epoch seconds)."""
+    """Which jobs a listing keeps: any of `statuses` (none: all), of experiment `exp` (its path or its last part),
+    submitted at or after `since` (epoch seconds), and of sweep `sweep`."""
 
     statuses: tuple[str, ...] = ()
     exp: str = ""
     since: float | None = None
+    sweep: str = ""
 
 
 def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False,
@@ -101,6 +103,8 @@ def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool
         query = query.where(or_(Job.exp == where.exp, Job.exp.like("%/" + _like_literal(where.exp), escape="\\")))
     if where.since is not None:
         query = query.where(Job.submitted_at >= where.since)
+    if where.sweep:
+        query = query.where(Job.sweep_id == where.sweep)
     order = query.order_by(Job.submitted_at.desc(), Job.id.desc())
     return list(db.scalars(order.limit(max(1, min(limit, MAX_LIST_LIMIT)))))
 

@@ -19,23 +19,26 @@ from .audit import decisions_of
 from .errors import Rejected
 from .jobs import STATUSES, TERMINAL
 from .registries import artifacts as artifact_registry
+from .sweep_rows import find_sweep
 
 __all__ = ["admissions", "artifacts", "jobspec", "list_jobs", "log_state", "metrics", "show"]
 
 
 def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False, status: str = "", exp: str = "",
-              since: float | None = None) -> dict[str, Any]:
+              since: float | None = None, sweep: str = "") -> dict[str, Any]:
     """Return `{jobs: [...]}`: the caller's job rows newest first (every account's for an administrator asking
-    for `everyone`), of the comma-separated `status`es, experiment `exp` and submitted since `since` when given; an
-    unknown status is a 422 naming it."""
+    for `everyone`), of the comma-separated `status`es, experiment `exp`, submitted since `since` and of sweep
+    `sweep` when given; an unknown status is a 422 naming it, a sweep that is not the caller's a 404."""
     statuses = tuple(dict.fromkeys(s.strip().lower() for s in status.split(",") if s.strip()))
     unknown = [s for s in statuses if s not in STATUSES]
     if unknown:
         known = ", ".join(STATUSES)
         raise Rejected("Invalid request", [Problem("status", "unknown_status", f"no job status {unknown[0]!r} ({known})",
                                                    f"use one or more of {known}, comma-separated")], status=422)
-    where = job_queries.JobFilter(statuses, exp.strip().strip("/"), since)
+    where = job_queries.JobFilter(statuses, exp.strip().strip("/"), since, sweep.strip())
     with rt.db.read() as db:
+        if where.sweep:
+            find_sweep(db, user, where.sweep)  # a sweep that is not the caller's is a 404, not an empty list
         rows = job_queries.visible_jobs(db, user, limit=limit, everyone=everyone, where=where)
         return {"jobs": [job_queries.job_view(db, row) for row in rows]}
 

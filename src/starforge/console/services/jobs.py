@@ -102,12 +102,14 @@ def build_job(
     warnings: Sequence[str] = (),
     parent_id: str = "",
     action: str = "",
+    sweep_id: str = "",
 ) -> Job:
     """Return the row of an admitted job under a fresh run id, not yet added to any session (`create_job` adds it;
     the submission writer inserts a batch of them at once, and draws a new id if a commit fails).
 
     `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`; `resolved` holds what
-    admission resolved for the launch (init_from path, data and plugin directories).
+    admission resolved for the launch (init_from path, data and plugin directories); `sweep_id` the sweep it
+    belongs to ("" for none).
     """
     return Job(
         id=new_run_id(), user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
@@ -116,7 +118,7 @@ def build_job(
         spec_json=json.dumps(spec.to_dict(), ensure_ascii=False),
         meta_json=json.dumps(dict(meta), ensure_ascii=False, default=str), warnings_json=json.dumps(list(warnings)),
         package_sha=package_sha, resolved_json=json.dumps(dict(resolved)), parent_id=parent_id, action=action,
-        submitted_at=time.time(),
+        submitted_at=time.time(), sweep_id=sweep_id,
     )
 
 

@@ -11,6 +11,9 @@ repeated Idempotency-Key gets the answer stored for it, from the store or from a
 batch. If a batch fails as a whole, each of its submissions is committed again on its own, so one bad submission
 never takes the others with it; a caller whose own commit failed gets that error. A console killed mid-batch has
 answered none of that batch's callers, so no acknowledged submission is lost.
+A submission naming a sweep (`meta.sweep_id`) joins it, the sweep being made on first sight (`sweep_rows`), and is
+decided under that sweep's parallel limit; one naming another account's sweep is answered 404 and stores nothing.
+`commit_group` commits the points of one `POST /api/sweeps` together, in one transaction of their own.
 
 Tier: use case (the writer owns its transactions).
 """
@@ -22,6 +25,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,6 +41,7 @@ from .capacity import Fit, Snapshot, assume, block, decide, demand_of, take_snap
 from .jobs import build_job, status_event
 from .outcome import Outcome
 from .quota import QuotaView, quotas_for
+from .sweep_rows import claim_sweeps, foreign_sweep, sweep_id_of
 
 __all__ = ["Admitted", "SubmissionWriter"]
 
@@ -120,10 +125,23 @@ class SubmissionWriter:
         if any(outcome.status_code == 200 for outcome in outcomes):
             self._rt.wake(place=False)  # jobs admitted straight to `submitted`: launch them
 
-    def _write(self, batch: list[Admitted]) -> list[Outcome]:
+    def commit_group(self, items: list[Admitted], prepare: Callable[[Session], None] | None = None) -> list[Outcome]:
+        """Commit `items` together in one transaction, on the caller's thread (all or none; an error is raised), and
+        return their answers in order; `prepare` runs first in that transaction (a sweep adds its row there).
+        Blocking: call it in the threadpool."""
+        outcomes = self._write(items, prepare)
+        if any(outcome.status_code == 200 for outcome in outcomes):
+            self._rt.wake(place=False)
+        return outcomes
+
+    def _write(self, batch: list[Admitted], prepare: Callable[[Session], None] | None = None) -> list[Outcome]:
         rt = self._rt
         with rt.db.write() as db:
             rt.db.lock_capacity(db)
+            if prepare is not None:
+                prepare(db)
+            sweeps = claim_sweeps(db, [(item.user.id, sweep_id_of(item.meta), item.exp, item.profile)
+                                       for item in batch])
             answered = _stored_answers(db, batch)
             quotas = quotas_for(db, {item.user.id for item in batch}, rt.settings.quota)
             snap = take_snapshot(db, rt.capacity)
@@ -134,7 +152,11 @@ class SubmissionWriter:
                 if key is not None and key in answered:
                     outcomes.append(answered[key])
                     continue
-                outcome = _decide_one(rows, snap, quotas[item.user.id], item)
+                sweep = sweeps.get(sweep_id_of(item.meta))
+                if sweep is not None and sweep.user_id != item.user.id:
+                    outcome = foreign_sweep(sweep.id)
+                else:
+                    outcome = _decide_one(rows, snap, quotas[item.user.id], item, sweep.max_parallel if sweep else 0)
                 if key is not None:
                     answered[key] = outcome
                     rows.add(Idempotency(user_id=item.user.id, key=item.idempotency_key,
@@ -183,14 +205,14 @@ def _resolved(decision: Decision) -> dict[str, Any]:
     }
 
 
-def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted) -> Outcome:
-    """Build one admitted job's rows, decide it on the batch's snapshot (booking the decision there) and return its
-    answer."""
+def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted, sweep_max: int = 0) -> Outcome:
+    """Build one admitted job's rows, decide it on the batch's snapshot (booking the decision there; `sweep_max` is
+    the parallel limit of its sweep) and return its answer."""
     warnings = [str(w) for w in item.decision.warnings]
     job = build_job(user_id=item.user.id, username=item.user.username, spec=item.spec, exp=item.exp,
                     profile=item.profile, priority=quota.priority, meta=item.meta, resolved=_resolved(item.decision),
-                    package_sha=item.package_sha, warnings=warnings)
-    demand = demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs)
+                    package_sha=item.package_sha, warnings=warnings, sweep_id=sweep_id_of(item.meta))
+    demand = demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs, sweep_max)
     fit, reason = decide(snap, demand)
     if fit is Fit.FITS:
         assume(snap, demand)

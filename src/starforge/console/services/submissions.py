@@ -26,12 +26,15 @@ from .errors import Forbidden, Rejected, Unavailable
 from .outcome import Outcome
 from .submission_writer import Admitted
 
-__all__ = ["MAX_IDEMPOTENCY_KEY", "check", "check_soon", "submit"]
+__all__ = [
+    "MAX_IDEMPOTENCY_KEY", "admit_request", "check", "check_soon", "record_rejection", "require_writable", "submit",
+]
 
 MAX_IDEMPOTENCY_KEY = 255  # idempotency.key column; a longer key is refused, never cut (cut keys would collide)
 
 
-def _writable(user: UserView, rt: Runtime) -> None:
+def require_writable(user: UserView, rt: Runtime) -> None:
+    """Raise unless `user` may create jobs now (not a viewer; the console not in maintenance)."""
     if rt.settings.maintenance:
         raise Unavailable(rt.settings.maintenance_note or "the console is in maintenance mode: submissions are paused")
     if not roles.can_submit(user):
@@ -42,8 +45,12 @@ def _check_request(user: UserView, body: Any) -> AdmissionRequest:
     if not isinstance(body, dict) or "spec" not in body:
         raise Rejected("Invalid request", [Problem("spec", "invalid_request", "the body must be {\"spec\": {...}}")],
                        status=422)
-    doc, profile = body["spec"], body.get("profile")
-    return AdmissionRequest(user, doc, profile if isinstance(profile, str) and profile else first_pool_series(doc))
+    doc, profile, allow_pending = body["spec"], body.get("profile"), body.get("allow_pending", False)
+    if not isinstance(allow_pending, bool):
+        raise Rejected("Invalid request", [Problem("allow_pending", "invalid_request",
+                                                   "allow_pending must be true or false")], status=422)
+    return AdmissionRequest(user, doc, profile if isinstance(profile, str) and profile else first_pool_series(doc),
+                            allow_pending=allow_pending)
 
 
 def _verdict(decision: Decision) -> dict[str, Any]:
@@ -59,16 +66,17 @@ def _verdict(decision: Decision) -> dict[str, Any]:
 
 
 def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
-    """Return the full verdict for `{spec, profile?}` (stages B–E, no bundle); nothing is stored or scheduled.
+    """Return the full verdict for `{spec, profile?, allow_pending?}` (stages B–E, no bundle); nothing is stored or
+    scheduled.
 
     A body without a `spec` is a 422 naming `spec`. Blocking (it may read the store): call it in the threadpool."""
-    return _verdict(_admit(rt, _check_request(user, body)))
+    return _verdict(admit_request(rt, _check_request(user, body)))
 
 
-def _admit(rt: Runtime, request: AdmissionRequest) -> Decision:
+def admit_request(rt: Runtime, request: AdmissionRequest) -> Decision:
     """Admit `request` in memory when nothing else is needed, else with the store's reads (blocking)."""
     try:
-        return admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(request.user))
+        return admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(request.user), rt.capacity)
     except NeedsDatabase:
         return _admit_from_store(rt, request)
 
@@ -76,7 +84,7 @@ def _admit(rt: Runtime, request: AdmissionRequest) -> Decision:
 def _admit_from_store(rt: Runtime, request: AdmissionRequest) -> Decision:
     quota = rt.accounts.quota(request.user, rt.settings.quota)
     with rt.db.read() as db:
-        return admit(db, rt.settings, rt.catalog, request, quota)
+        return admit(db, rt.settings, rt.catalog, request, quota, rt.capacity)
 
 
 async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any]:
@@ -85,12 +93,13 @@ async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any
     a quota not cached yet)."""
     request = _check_request(user, body)
     try:
-        return _verdict(admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(user)))
+        return _verdict(admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(user), rt.capacity))
     except NeedsDatabase:
         return _verdict(await anyio.to_thread.run_sync(_admit_from_store, rt, request))
 
 
-def _record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Problem], warnings: list[Problem]) -> None:
+def record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Problem], warnings: list[Problem]) -> None:
+    """Write the audit row of a refused submission (its own transaction: nothing else of it is stored)."""
     exp = recipe = ""
     if isinstance(doc, dict) and isinstance(doc.get("spec"), dict):
         exp = str(doc["spec"].get("source", {}).get("exp", "") if isinstance(doc["spec"].get("source"), dict) else "")
@@ -129,15 +138,16 @@ def submit(rt: Runtime, *, user: UserView, envelope: Envelope, idempotency_key: 
     """
     opened = open_envelope(envelope)
     _check_idempotency_key(idempotency_key)
-    _writable(user, rt)
+    require_writable(user, rt)
     replayed = _replay(rt, user, idempotency_key)
     if replayed is not None:
         return replayed
     meta = opened.meta
     bundle = opened.bundle_bytes()
-    decision = _admit(rt, AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings)))
+    decision = admit_request(rt, AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings),
+                                           allow_pending=meta.extra.get("allow_pending") is True))
     if not decision.ok or decision.spec is None:
-        _record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
+        record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
         raise Rejected("The JobSpec was rejected", decision.problems, status=decision.status,
                        warnings=decision.warnings)
     package_sha = store_bundle(rt.settings.state_dir, bundle) if bundle else ""

@@ -30,6 +30,7 @@ __all__ = [
     "MetricPoint",
     "Plugin",
     "Quota",
+    "Sweep",
     "Token",
     "User",
 ]
@@ -124,7 +125,7 @@ class Job(Base):
     recipe: Mapped[str] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str] = mapped_column(Text, default="")
-    waiting_for: Mapped[str] = mapped_column(String(16), default="")  # "" | quota | capacity | series
+    waiting_for: Mapped[str] = mapped_column(String(16), default="")  # "" | quota | capacity | series | sweep
     requested_gpus: Mapped[int] = mapped_column(Integer)
     series_gpus: Mapped[str] = mapped_column(Text, default="{}")  # {"series": gpus}
     priority: Mapped[int] = mapped_column(Integer, default=0)
@@ -147,10 +148,27 @@ class Job(Base):
     lease_owner: Mapped[str] = mapped_column(String(64), default="")
     lease_token: Mapped[str] = mapped_column(String(64), default="")
     lease_expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    sweep_id: Mapped[str] = mapped_column(String(160), default="", server_default="")  # "" when not in a sweep
     __table_args__ = (
         Index("ix_jobs_user_submitted", "user_id", "submitted_at"),
         Index("ix_jobs_status", "status"),
+        Index("ix_jobs_sweep", "sweep_id"),
     )
+
+
+class Sweep(Base):
+    """A sweep: its jobs carry its id (`jobs.sweep_id`); `max_parallel` 0 means no limit of its own."""
+
+    __tablename__ = "sweeps"
+    id: Mapped[str] = mapped_column(String(160), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    exp: Mapped[str] = mapped_column(String(1024), default="")
+    profile: Mapped[str] = mapped_column(String(64), default="")
+    max_parallel: Mapped[int] = mapped_column(Integer, default=0)
+    keys_json: Mapped[str] = mapped_column(Text, default="[]")  # the swept parameters, in order
+    points_json: Mapped[str] = mapped_column(Text, default="[]")  # [{param: value text}] as submitted
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_sweeps_user_created", "user_id", "created_at"),)
 
 
 class JobEvent(Base):

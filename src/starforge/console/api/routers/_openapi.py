@@ -13,9 +13,11 @@ from ...services.roles import ROLES
 
 __all__ = [
     "ADMISSION_CHECK",
+    "ASSET_PUSH",
     "DATASET_PUSH",
     "DEVICE_CODE",
     "DEVICE_TOKEN",
+    "FOLLOWUP",
     "INGEST",
     "PLUGIN_PACKAGE",
     "PLUGIN_PATCH",
@@ -24,6 +26,7 @@ __all__ = [
     "REGISTER_DATA",
     "SUBMISSION",
     "USER_CODE",
+    "NEW_TOKEN",
     "NEW_USER",
 ]
 
@@ -44,20 +47,30 @@ DEVICE_CODE = _json({"device": _TEXT})
 DEVICE_TOKEN = _json({"device_code": _TEXT}, ("device_code",))
 USER_CODE = _json({"user_code": _TEXT}, ("user_code",))
 REFRESH_TOKEN = _json({"refresh_token": _TEXT}, ("refresh_token",))
-ADMISSION_CHECK = _json({"spec": {"type": "object"}, "profile": _TEXT}, ("spec",))
+ADMISSION_CHECK = _json({"spec": {"type": "object"}, "profile": _TEXT, "allow_pending": {"type": "boolean"}}, ("spec",))
 NEW_USER = _json({"username": _TEXT, "role": {"enum": list(ROLES)}, "email": _TEXT},
                  ("username",))
+NEW_TOKEN = _json({"username": _TEXT, "name": _TEXT, "expires_in": _NUMBER}, ("username",))
 QUOTA = _json({"username": _TEXT, "max_concurrent_gpus": {"type": "integer"}, "max_concurrent_jobs": {"type": "integer"},
                "daily_gpu_hours": _NUMBER, "max_storage_gb": _NUMBER, "priority": {"type": "integer"},
                "allowed_profiles": {"type": "array", "items": _TEXT}}, ("username",))
-REGISTER_DATA = _json({"kind": {"enum": ["corpus", "dataset", "volume", "environment"]}, "ref": _TEXT, "path": _TEXT,
+REGISTER_DATA = _json({"kind": {"enum": ["corpus", "dataset", "volume", "environment", "model"]}, "ref": _TEXT,
+                       "path": _TEXT,
                        "visibility": {"enum": ["private", "public"]}, "grants": {"type": "array", "items": _TEXT}},
                       ("kind", "ref", "path"))
+FOLLOWUP = _json({"action": {"enum": ["export", "eval"]}, "benchmarks": {"type": "array", "items": _TEXT},
+                  "profile": _TEXT}, ("action",))
 PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
 INGEST = _json({"run_id": _TEXT}, ("run_id",))
 PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}
 DATASET_PUSH = {"requestBody": {"required": True, "content": _GZIP,
                                 "description": "a gzip tar of the dataset's files (a single file or a folder)"}}
+ASSET_PUSH = {"requestBody": {"required": True, "content": _GZIP,
+                              "description": "a gzip tar of the folder's files (a corpus or a model)"}}
+SWEEP = {"requestBody": {"required": True, "content": {
+    "multipart/form-data": {"schema": {"type": "object", "required": ["sweep", "bundle"], "properties": {
+        "sweep": _TEXT, "bundle": {"type": "string", "format": "binary"}}}},
+}, "description": "a `sweep` JSON part (exp, profile, points, max_parallel) and the experiment's bundle"}}
 SUBMISSION = {
     "parameters": [
         {"name": "X-Forge-Meta", "in": "header", "required": False, "schema": _TEXT,

@@ -1,4 +1,5 @@
-"""Administrator endpoints: users and roles, quotas, data-asset registration; and the data lists any user reads."""
+"""Administrator endpoints: users and roles, API tokens, quotas, data-asset registration; and the data lists any
+user reads."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ...services import admin, assets
 from ...services.accounts import UserView
 from ..body import read_json_object
 from ..deps import current_admin, current_user, refuse_nul_parameters, runtime
-from ._openapi import NEW_USER, QUOTA, REGISTER_DATA
+from ._openapi import NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
@@ -43,6 +44,28 @@ def set_disabled(username: str, disabled: bool, admin_user: UserView = Depends(c
                  rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Disable (revoking its tokens and stopping its jobs) or re-enable an account."""
     return admin.set_disabled(rt=rt, username=username, disabled=disabled, by=admin_user.username)
+
+
+@router.post("/api/admin/tokens", openapi_extra=NEW_TOKEN)
+async def create_token(request: Request, _admin: UserView = Depends(current_admin),
+                       rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Create an API token `{username, name?, expires_in? (seconds)}`; the answer holds its secret, shown once."""
+    body = await read_json_object(request)
+    return await run_in_threadpool(admin.create_token, rt=rt, body=body)
+
+
+@router.get("/api/admin/tokens")
+def list_tokens(username: str, _admin: UserView = Depends(current_admin),
+                rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """List an account's API tokens (metadata only: never a secret or a hash)."""
+    return admin.list_tokens(rt=rt, username=username)
+
+
+@router.delete("/api/admin/tokens/{token_id}")
+def revoke_token(token_id: str, _admin: UserView = Depends(current_admin),
+                 rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Revoke an API token; it is refused from its next request on."""
+    return admin.revoke_token(rt=rt, token_id=token_id)
 
 
 @router.post("/api/admin/quotas", openapi_extra=QUOTA)

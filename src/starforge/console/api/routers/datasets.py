@@ -1,34 +1,21 @@
-"""Dataset registry endpoints: push a file or folder (gzip tar) as an immutable version; list and show what you
-may read."""
+"""Dataset registry endpoints: push a file or folder (gzip tar) as an immutable dataset or corpus version; list and
+show the datasets you may read."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends
 
 from ...runtime import Runtime
-from ...services import assets, dataset_push
+from ...services import assets
 from ...services.accounts import UserView
-from ..body import spooled_body
-from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
-from ._openapi import DATASET_PUSH
+from ..deps import current_user, refuse_nul_parameters, runtime
+from ._push import add_push_route
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
-
-
-@router.post("/api/datasets/push", openapi_extra=DATASET_PUSH)
-async def push(request: Request, name: str = "", version: str = "", visibility: str = "private", owner: str = "",
-               user: UserView = Depends(current_user), rt: Runtime = Depends(runtime),
-               spool: Path = Depends(upload_dir)) -> dict[str, Any]:
-    """Push `<owner>/<name>@<version>` (owner: the caller) from a gzip tar body; re-pushing a version is 409.
-
-    The caller is authenticated before any of the body is read; the body is then spooled to disk, never memory."""
-    async with spooled_body(request, limit=rt.settings.max_dataset_bytes, directory=spool) as upload:
-        return await run_in_threadpool(dataset_push.push, rt=rt, user=user, owner=owner, name=name, version=version,
-                                       visibility=visibility, upload=upload)
+add_push_route(router, "dataset", "/api/datasets/push")
+add_push_route(router, "corpus", "/api/corpora/push")  # `GET /api/corpora` lists them (routers/admin.py)
 
 
 @router.get("/api/datasets")

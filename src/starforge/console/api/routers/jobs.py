@@ -37,7 +37,8 @@ async def submit_job(request: Request, user: UserView = Depends(current_user), r
 @router.post("/api/admission/check", openapi_extra=ADMISSION_CHECK)
 async def admission_check(request: Request, user: UserView = Depends(current_user),
                           rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Return the full verdict of `{spec, profile?}` (stages B–E without a bundle); nothing is stored."""
+    """Return the full verdict of `{spec, profile?, allow_pending?}` (stages B–E without a bundle); nothing is
+    stored."""
     body = await read_json(request)
     return await submissions.check_soon(rt=rt, user=user, body=body)
 
@@ -48,9 +49,11 @@ def jobs_mine(limit: int = Query(15, ge=1, le=MAX_LIST_LIMIT, description="rows,
               status: str = Query("", max_length=200, description="only these statuses, comma-separated"),
               exp: str = Query("", max_length=1024, description="only this experiment (its path or last part)"),
               since: float | None = Query(None, ge=0, description="only jobs submitted at or after (epoch seconds)"),
+              sweep: str = Query("", max_length=160, description="only the jobs of this sweep (404 if not yours)"),
               user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """List the caller's jobs, newest first (`all=true` lists every account's for an admin), optionally filtered."""
-    return job_reads.list_jobs(rt=rt, user=user, limit=limit, everyone=all, status=status, exp=exp, since=since)
+    return job_reads.list_jobs(rt=rt, user=user, limit=limit, everyone=all, status=status, exp=exp, since=since,
+                               sweep=sweep)
 
 
 @router.get("/api/job")

@@ -5,6 +5,7 @@ Tier: shared (values; no database).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,3 +43,5 @@ class AdmissionContext:
     resolutions: Resolutions
     bundle: bytes | None = None
     recipe: Any = None
+    capacity: Mapping[str, int] = field(default_factory=dict)  # slots per series in this deployment (engines' view)
+    allow_pending: bool = False  # the submitter lets a job no capacity can serve wait (`--allow-pending`)

@@ -27,6 +27,7 @@ Deliberately exempt (each entry of `EXEMPT` says why):
   admitted with its parent, and refusing its last step would waste the run it finishes;
 - the account's role and maintenance mode: the parent's submission authorised its on_success steps; a disabled
   account gets no follow-ups at all (its jobs are stopped, see `followups.create_followups`).
+  A follow-up asked for on request (`followup_requests`) checks both when it is asked, as a submission does.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .checks import (
     check_image,
     check_init_from,
     check_names,
+    check_placeable,
     check_plugins,
     check_profiles,
     check_quota,
@@ -63,6 +65,8 @@ EXEMPT = {
     check_data: "the child is given no data directories, so the spec's data references are not used by it",
     check_plugins: "the child is given no plugin directories, so the spec's plugins are not used by it",
     check_bundle: "the child runs the parent's stored bundle, inspected when the parent was admitted",
+    check_placeable: "the parent's submitter chose whether its jobs may wait for capacity; a child no capacity serves "
+                     "waits as `pending` with the reason rather than failing the run it finishes",
 }
 # Problems of a re-checked rule that do not apply to a child: the daily budget limits new submissions, and the
 # pipeline was admitted with its parent.

@@ -6,17 +6,20 @@ Tier: shared (pure; no database). `envelope` reads both submission shapes into w
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....contract import JsonObject, Problem
 
-__all__ = ["Meta", "parse_meta_header", "read_meta"]
+__all__ = ["SWEEP_ID", "Meta", "parse_meta_header", "read_meta"]
 
 KNOWN_META = frozenset(
     {"exp", "profile", "git_commit", "git_dirty", "config_sha", "project", "spec", "sweep_id", "sweep_params",
-     "sweep_early_stop", "action", "flags"}
+     "sweep_early_stop", "action", "flags", "allow_pending"}
 )
+# a sweep id becomes a URL path segment (`/api/sweeps/{id}`): the official client's `sweep-<exp>-<YYYYmmdd-HHMMSS>`
+SWEEP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,159}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,16 @@ def read_meta(doc: Any, *, require_exp: bool = True) -> tuple[Meta | None, list[
                         f"exp {values['exp']!r} differs from spec.source.exp {spec_exp!r}",
                         "both must name the same experiment path")
             )
+    if not isinstance(doc.get("allow_pending", False), bool):  # ours: let a job no capacity can serve wait
+        problems.append(Problem("X-Forge-Meta.allow_pending", "meta_invalid", "allow_pending must be true or false"))
+    sweep_id = doc.get("sweep_id")
+    if sweep_id is not None and not (isinstance(sweep_id, str) and SWEEP_ID.fullmatch(sweep_id)):
+        problems.append(Problem("X-Forge-Meta.sweep_id", "meta_invalid",
+                                "sweep_id must be 1 to 160 letters, digits, '.', '_' or '-', starting with a letter "
+                                "or digit", "send the id `sf sweep` made, such as sweep-my-grpo-20261202-093000"))
+    if not isinstance(doc.get("sweep_params", {}), dict):
+        problems.append(Problem("X-Forge-Meta.sweep_params", "meta_invalid",
+                                "sweep_params must be an object {param: value}"))
     for key in doc:
         if key not in KNOWN_META:
             warnings.append(Problem(f"X-Forge-Meta.{key}", "unknown_field", "unknown field, ignored"))

@@ -1,9 +1,11 @@
 """The admission pipeline: stage B–D through the shared verdict, owner stamping, then the policy checks in order.
 
 Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → path-component
-names → image allowlist → init_from → cluster paths (a base model under model_roots, no bare data path) → data
-references → plugins → profiles and pools → runnable framework (a runtime this console can build for every series of
-the job, `runtimes.blocker`) → quota → bundle safety.
+names → image allowlist → init_from → cluster paths (a base model under model_roots, no bare data path) → registry
+references (a registered base model, corpus, datasets, volumes, environment) → plugins → profiles and pools →
+capacity (a series no capacity of this deployment can serve is refused unless the submitter allows it to wait,
+`checks.placeable`) → runnable framework (a runtime this console can build for every series of the job,
+`runtimes.blocker`) → quota → bundle safety.
 A later stage runs only when the earlier ones found nothing; inside the policy stage every check runs and every
 problem is reported.
 
@@ -15,6 +17,7 @@ Tier: query (`admit` runs over the caller's session and never writes; the checks
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +36,7 @@ from .checks import (
     check_image,
     check_init_from,
     check_names,
+    check_placeable,
     check_plugins,
     check_profiles,
     check_quota,
@@ -45,7 +49,7 @@ __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "NeedsDatabase", "ad
 
 POLICY_CHECKS = (
     check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
-    check_engines, check_runtime, check_quota, check_bundle,
+    check_placeable, check_engines, check_runtime, check_quota, check_bundle,
 )
 
 
@@ -58,6 +62,7 @@ class AdmissionRequest:
     profile: str
     bundle: bytes | None = None
     warnings: tuple[Problem, ...] = ()
+    allow_pending: bool = False  # a job no capacity can serve waits as `pending` instead of being refused
 
 
 @dataclass(frozen=True)
@@ -93,11 +98,12 @@ class NeedsDatabase(Exception):
 
 
 def admit(db: Session | None, settings: Settings, catalog: Any, request: AdmissionRequest,
-          quota: QuotaView | None = None) -> Decision:
+          quota: QuotaView | None = None, capacity: Mapping[str, int] | None = None) -> Decision:
     """Run every admission stage for `request`; never writes to the store. `quota` is the account's, when the
     caller already holds it (read from `db` otherwise); usage is measured only when the quota has a daily budget,
-    the one check that reads it. Without a session (`db` None) the decision is taken in memory, or NeedsDatabase is
-    raised once it turns out to need a lookup."""
+    the one check that reads it. `capacity` is the deployment's slots per series as its engines declare them
+    (what the scheduler places on; `settings.capacity` when not given). Without a session (`db` None) the decision is taken
+    in memory, or NeedsDatabase is raised once it turns out to need a lookup."""
     warnings = list(request.warnings)
     verdict = check_document(request.doc, catalog)
     warnings.extend(verdict.warnings)
@@ -123,6 +129,8 @@ def admit(db: Session | None, settings: Settings, catalog: Any, request: Admissi
         resolutions=resolutions,
         bundle=request.bundle,
         recipe=catalog.get(spec.spec.recipe.name),
+        capacity=settings.capacity if capacity is None else capacity,
+        allow_pending=request.allow_pending,
     )
     problems = [problem for check in POLICY_CHECKS for problem in check(ctx)]
     if problems:

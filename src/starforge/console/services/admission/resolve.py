@@ -11,7 +11,7 @@ from ....contract import JobSpec, parse_versioned_ref
 from ..accounts import UserView
 from ..errors import NotFound
 from ..registries import artifacts, data, plugins
-from .checks.data import data_references
+from .checks.data import asset_references
 from .context import Resolutions
 
 __all__ = ["has_references", "resolve_references"]
@@ -20,15 +20,16 @@ __all__ = ["has_references", "resolve_references"]
 def has_references(spec: JobSpec) -> bool:
     """Return True when the spec names anything a registry must resolve (`resolve_references` reads the store)."""
     s = spec.spec
-    return bool(s.model.init_from or s.data.output_dataset or s.plugins or next(iter(data_references(s.data)), None))
+    return bool(s.model.init_from or s.data.output_dataset or s.plugins or asset_references(s))
 
 
 def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolutions:
-    """Look up init_from, every data reference, the output dataset and every plugin for `user`."""
+    """Look up init_from, a registered base model, every data reference, the output dataset and every plugin for
+    `user`."""
     s = spec.spec
     init_from = artifacts.resolve(db, s.model.init_from, user) if s.model.init_from else None
     assets = {}
-    for field, kind, text in data_references(s.data):
+    for field, kind, text in asset_references(s):
         ref, _ = parse_versioned_ref(text, field)
         assets[f"{field}={text}"] = data.resolve(db, kind, ref, user) if ref else None
     taken = set()

@@ -1,8 +1,9 @@
-"""Data assets: `<owner>/<name>@<version>` directories with visibility and per-user grants.
+"""Data assets: `<owner>/<name>@<version>` directories (corpora, datasets, models, volumes, environments) with
+visibility and per-user grants.
 
-Administrators register existing directories (`register`); users push datasets, which the console unpacks into
-its state folder and records with `add_version` (`services/dataset_push.py`). Versions are immutable either way,
-and admission resolves both alike (`resolve`, with `can_read`).
+Administrators register existing directories (`register`); users push datasets, corpora and models, which the
+console unpacks into its state folder and records with `add_version` (`services/dataset_push.py`). Versions are
+immutable either way, and admission resolves both alike (`resolve`, with `can_read`).
 
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
@@ -36,7 +37,7 @@ __all__ = [
     "version_exists",
 ]
 
-KINDS = ("corpus", "dataset", "volume", "environment")
+KINDS = ("corpus", "dataset", "volume", "environment", "model")
 _MAX_OWNER = 64  # data_assets.owner and asset_grants.username columns
 _MAX_NAME = 128  # data_assets.name and data_assets.version columns
 
@@ -156,7 +157,7 @@ def add_version(db: Session, kind: str, ref: VersionedRef, path: str, *, visibil
         problems.append(Problem("visibility", "invalid_request", "visibility must be private or public",
                                 "send private or public"))
     if problems:
-        raise Rejected("Invalid dataset", problems)
+        raise Rejected(f"Invalid {kind}", problems)
     if version_exists(db, kind, ref):
         raise Conflict(f"{kind} {ref} already exists; versions are immutable: push a new version")
     row = DataAsset(kind=kind, owner=ref.owner, name=ref.name, version=ref.version, path=path, visibility=visibility,

@@ -7,6 +7,7 @@ from .engines import check_engines
 from .image import check_image
 from .init_from import check_init_from
 from .names import check_names
+from .placeable import check_placeable
 from .plugins import check_plugins
 from .profiles import check_profiles
 from .quota import check_quota
@@ -20,6 +21,7 @@ __all__ = [
     "check_image",
     "check_init_from",
     "check_names",
+    "check_placeable",
     "check_plugins",
     "check_profiles",
     "check_quota",

@@ -1,0 +1,79 @@
+"""What `sf export` and `sf eval` share: find the run (id, prefix, or experiment → its newest training run), ask
+the console for the follow-up, print the job and the next steps, and optionally wait for it to end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from starforge.cli._output import EXIT_OK, EXIT_REFUSED, Output
+from starforge.cli.cmd_job import age, console_session
+
+if TYPE_CHECKING:
+    from starforge.client import Console, Job
+
+__all__ = ["request_followup"]
+
+_POLL_SECONDS = 0.5
+
+
+def _training_run(out: Output, console: Console, handle: str) -> Job:
+    """Return the job `handle` names; an experiment (or name) with several jobs means its newest training run (a
+    follow-up is never the run to export), said so."""
+    from starforge.client import AmbiguousJob
+
+    try:
+        return console.resolve_job(handle)
+    except AmbiguousJob as exc:
+        if not exc.by_name:
+            raise
+        runs = [job for job in exc.candidates if not job.raw.get("action")] or exc.candidates
+        newest: Job = runs[0]  # the console lists jobs newest first
+        out.info(f"{handle!r} has {len(exc.candidates)} jobs; using its newest run, {newest.ref} ({newest.status}, "
+                 f"submitted {age(newest.submitted_at)})")
+        return newest
+
+
+def _wait(out: Output, console: Console, ref: str) -> str:
+    from starforge.client import TERMINAL
+
+    while True:
+        status = console.job_detail(ref).status
+        if status in TERMINAL:
+            return status
+        time.sleep(_POLL_SECONDS)
+
+
+def request_followup(handle: str, action: str, *, as_json: bool, benchmarks: Sequence[str] | None = None,
+                     profile: str = "", wait: bool = False) -> None:
+    """Queue `action` on the run `handle` names and print the follow-up job (exit 1 with the console's reasons and
+    hints when it refuses; with `wait`, exit 0 only once the follow-up has succeeded)."""
+    from starforge.client import Rejected
+
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        parent = _training_run(out, console, handle)
+        try:
+            made = console.followup(parent.ref, action, benchmarks=benchmarks, profile=profile or None)
+        except Rejected as exc:
+            if out.as_json:
+                out.emit({"ok": False, "title": exc.title, "problems": [p.to_dict() for p in exc.problems]})
+            else:
+                out.problems(exc.title or f"The {action} was refused", exc.problems)
+            raise typer.Exit(EXIT_REFUSED) from None
+        body: dict[str, Any] = dict(made.raw)
+        final = _wait(out, console, made.job_id) if wait else ""
+    if final:
+        body["final_status"] = final
+    out.emit(body, lambda _: f"{action} job {made.job_id} (follows {parent.ref})" + (f": {final}" if final else ""))
+    if not as_json:
+        if made.message and not final:
+            out.info(made.message)
+        out.hint(f"follow it with `sf job logs {made.job_id}`")
+        out.hint(f"fetch its files with `sf job artifacts {made.job_id} --download DIR`")
+    if final and final != "succeeded":
+        raise typer.Exit(EXIT_REFUSED)
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,199 @@
+"""`sf admin`: administer a console over its API with an administrator's token: accounts, quotas and API tokens."""
+
+from __future__ import annotations
+
+import time
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from starforge.cli import _quota_options as q
+from starforge.cli._api_session import api_session
+from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._since import parse_duration
+from starforge.cli.cmd_job import age, render_table
+
+if TYPE_CHECKING:
+    from starforge.client import Console
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Administer a console over its API (an administrator's token): users, quotas, tokens.")
+user_app = typer.Typer(no_args_is_help=True, help="Accounts and roles (ls, create, role, disable, enable).")
+quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas (show, set).")
+token_app = typer.Typer(no_args_is_help=True, help="Long-lived API tokens for accounts (create, ls, revoke).")
+app.add_typer(user_app, name="user")
+app.add_typer(quota_app, name="quota")
+app.add_typer(token_app, name="token")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+UserArg = Annotated[str, typer.Argument(metavar="NAME", help="account name")]
+_ADMIN_HINT = "these commands need an administrator's token: `sf whoami` shows your role, and an admin logs in with " \
+              "`sf login --token TOKEN`"
+
+
+def _session(out: Output) -> AbstractContextManager[Console]:
+    return api_session(out, forbidden_hint=_ADMIN_HINT)
+
+
+def _account_line(user: dict[str, Any]) -> str:
+    return f"{user.get('username')} ({user.get('role')}{', disabled' if user.get('disabled') else ''})"
+
+
+# ---- users ---------------------------------------------------------------------------------------------------------
+
+@user_app.command("ls")
+def user_ls(as_json: JsonOpt = False) -> None:
+    """List every account: name, role, email, whether it is disabled."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        users = console.admin_users()
+    out.emit({"users": users}, lambda _: render_table(out, ["user", "role", "email", "disabled", "auth"], [
+        [u.get("username"), u.get("role"), u.get("email") or "", "yes" if u.get("disabled") else "",
+         u.get("auth_source", "")] for u in users]))
+
+
+@user_app.command("create")
+def user_create(
+    name: UserArg,
+    role: Annotated[str | None, typer.Option("--role", help="admin, operator (default) or viewer")] = None,
+    email: Annotated[str | None, typer.Option("--email", help="contact address")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create an account; print its first API token (shown once) on stdout."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        created = console.admin_create_user(name, role=role, email=email)
+    out.emit(created, lambda c: str(c.get("token", "")))
+    if not as_json:
+        out.success(f"Created {_account_line(created.get('user') or {})}; its API token is on stdout (shown once)")
+        out.hint(f"they log in with `sf login --server {console.server} --token TOKEN`")
+
+
+@user_app.command("role")
+def user_role(name: UserArg, role: Annotated[str, typer.Argument(metavar="ROLE", help="admin, operator or viewer")],
+              as_json: JsonOpt = False) -> None:
+    """Change an account's role."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        user = console.admin_set_role(name, role)
+    out.emit(user, lambda u: None)
+    if not as_json:
+        out.success(f"{user.get('username')} is now {user.get('role')}")
+
+
+def _set_disabled(name: str, disabled: bool, as_json: bool) -> None:
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        user = console.admin_set_disabled(name, disabled)
+    out.emit(user, lambda u: None)
+    if not as_json:
+        out.success(f"{'Disabled' if disabled else 'Enabled'} {_account_line(user)}"
+                    + ("; its tokens are revoked and its jobs stopped" if disabled else ""))
+        if not disabled:
+            out.hint(f"its old tokens stay revoked: `sf admin token create {name}` makes a new one")
+
+
+@user_app.command("disable")
+def user_disable(name: UserArg, as_json: JsonOpt = False) -> None:
+    """Disable an account: every token it holds is revoked and its unfinished jobs are stopped."""
+    _set_disabled(name, True, as_json)
+
+
+@user_app.command("enable")
+def user_enable(name: UserArg, as_json: JsonOpt = False) -> None:
+    """Enable a disabled account again (its revoked tokens stay revoked)."""
+    _set_disabled(name, False, as_json)
+
+
+# ---- quotas --------------------------------------------------------------------------------------------------------
+
+@quota_app.command("show")
+def quota_show(name: UserArg, as_json: JsonOpt = False) -> None:
+    """Show an account's quota (the console's defaults when none was set)."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        quota = console.admin_quota(name)
+    out.emit(quota, q.quota_text)
+
+
+@quota_app.command("set")
+def quota_set(
+    name: UserArg,
+    gpus: q.Gpus = None, jobs: q.Jobs = None, daily_gpu_hours: q.DailyGpuHours = None, priority: q.Priority = None,
+    max_job_hours: q.MaxJobHours = None, profile: q.Profiles = None, as_json: JsonOpt = False,
+) -> None:
+    """Set an account's quota; the values not given keep theirs."""
+    out = Output(as_json=as_json)
+    values = q.quota_values(gpus=gpus, jobs=jobs, daily_gpu_hours=daily_gpu_hours, priority=priority,
+                          max_job_hours=max_job_hours, profiles=profile)
+    if not values:
+        out.abort("nothing to set", hint=f"e.g. `sf admin quota set {name} --gpus 8 --jobs 2`", code=EXIT_USAGE)
+    with _session(out) as console:
+        quota = console.admin_set_quota(name, values)
+    out.emit(quota, q.quota_text)
+
+
+# ---- tokens --------------------------------------------------------------------------------------------------------
+
+def _expiry(epoch: Any) -> str:
+    if not isinstance(epoch, int | float):
+        return "never"
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
+@token_app.command("create")
+def token_create(
+    name: UserArg,
+    expires: Annotated[str | None, typer.Option("--expires", help="lifetime such as 30d, 12h or 1w "
+                                                                  "(default: never expires)")] = None,
+    label: Annotated[str | None, typer.Option("--name", help="what the token is for, e.g. ci-nightly")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create an API token for an account; print only the token on stdout (shown once)."""
+    out = Output(as_json=as_json)
+    seconds = None
+    if expires is not None:
+        seconds = parse_duration(expires)
+        if seconds is None or seconds <= 0:
+            out.abort(f"--expires {expires!r} is not a duration", hint="use e.g. 12h, 30d or 1w", code=EXIT_USAGE)
+    with _session(out) as console:
+        created = console.admin_create_token(name, name=label, expires_in=seconds)
+    out.emit(created, lambda c: str(c.get("token", "")))
+    if not as_json:
+        out.success(f"Created API token {created.get('id')} for {created.get('username')} "
+                    f"(expires: {_expiry(created.get('expires_at'))}); it is shown only this once")
+        out.hint(f"revoke it with `sf admin token revoke {created.get('id')}`")
+
+
+@token_app.command("ls")
+def token_ls(name: UserArg, as_json: JsonOpt = False) -> None:
+    """List an account's API tokens (ids, names, status, dates; never the secrets)."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        tokens = console.admin_tokens(name)
+
+    def table(_: Any) -> str | None:
+        if not tokens:
+            return None
+        return render_table(out, ["id", "name", "status", "created", "expires", "last used"], [
+            [t.get("id"), t.get("name"), t.get("status"), age(t.get("created_at")), _expiry(t.get("expires_at")),
+             age(t.get("last_used_at"))] for t in tokens], status_col=2)
+
+    out.emit({"username": name, "tokens": tokens}, table)
+    if not tokens and not as_json:
+        out.info(f"{name} has no API token.")
+        out.hint(f"create one with `sf admin token create {name}`")
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: Annotated[str, typer.Argument(metavar="ID", help="the token's id (`sf admin token ls "
+                                                                             "NAME`)")],
+                 as_json: JsonOpt = False) -> None:
+    """Revoke an API token: it is refused from its next request on."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        revoked = console.admin_revoke_token(token_id)
+    out.emit(revoked, lambda r: None)
+    if not as_json:
+        out.success(f"Revoked API token {revoked.get('id')} of {revoked.get('username')}")

@@ -1,0 +1,215 @@
+"""The web console's routes (`/`, `/ui/...`, `/docs`): adapters from HTTP to `console.web`, which holds the pages.
+
+A request is authenticated by its session cookie (or, like the API, a bearer token: `deps.web_caller`). A refusal is
+a page for a browser (a request accepting HTML) and the API's JSON error for everything else; forms answer with a
+redirect (POST, then GET).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.routing import APIRoute
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+
+from ... import web
+from ...runtime import Runtime
+from ...services import artifact_downloads, log_stream
+from ...services.errors import AuthRequired, ConsoleError, NotFound
+from ...services.job_queries import MAX_LIST_LIMIT
+from ...web.pages import DEFAULT_ROWS
+from ..deps import refuse_nul_parameters, runtime, web_caller, web_visitor
+
+# every page: nothing may load from anywhere but this console, and no other site may frame it
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                               "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def _page(html: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+
+
+class _WebRoute(APIRoute):
+    """A route whose refusals are pages when a browser asks for HTML (the API's JSON errors otherwise)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except ConsoleError as refused:
+                if "text/html" not in request.headers.get("accept", ""):
+                    raise
+                if isinstance(refused, AuthRequired):
+                    after = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                    return _page(web.signin_page(f"Sign in to see this page ({refused.detail}).", after=after), 401)
+                return _page(web.error_page(await web_visitor(request), refused.status, refused.detail),
+                             refused.status)
+
+        return handle
+
+
+router = APIRouter(include_in_schema=False, route_class=_WebRoute, dependencies=[Depends(refuse_nul_parameters)])
+Caller = Depends(web_caller)
+
+
+@router.get("/")
+def home(status: str = Query("", max_length=200), exp: str = Query("", max_length=1024),
+         limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT),
+         visitor: web.WebCaller | None = Depends(web_visitor), rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The jobs page, or the sign-in page for a visitor who is not signed in."""
+    if visitor is None:
+        return _page(web.signin_page())
+    return _page(web.jobs_page(rt, visitor, status=status, exp=exp, limit=limit))
+
+
+@router.post("/ui/signin")
+def signin(request: Request, token: str = Form(""), after: str = Form("/"),
+           rt: Runtime = Depends(runtime)) -> Response:
+    """Check the API token typed into the sign-in page, start a browser session (an HttpOnly cookie) and show the
+    page asked for (only ever a page of this console)."""
+    try:
+        session = web.sign_in(rt, token=token)
+    except AuthRequired as refused:
+        return _page(web.signin_page(f"Not signed in: {refused.detail}", after=after), 401)
+    response = RedirectResponse(web.local_path(after), status_code=303)
+    response.set_cookie(web.COOKIE, session.secret, max_age=session.max_age, path="/", httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/ui/signout")
+def signout(csrf: str = Form(""), caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """End the browser session: its login is revoked and its cookie cleared (the form's CSRF token is checked)."""
+    web.check_csrf(caller, csrf)
+    web.sign_out(rt, secret=caller.session)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(web.COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
+@router.get("/ui/api/jobs")
+def jobs_live(status: str = Query("", max_length=200), exp: str = Query("", max_length=1024),
+              limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT), caller: web.WebCaller = Caller,
+              rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """The statuses the jobs page refreshes."""
+    return web.jobs_live(rt, caller, status=status, exp=exp, limit=limit)
+
+
+@router.get("/ui/jobs/{ref}")
+def job(ref: str, caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """A job's page."""
+    return _page(web.job_page(rt, caller, ref=ref))
+
+
+@router.get("/ui/jobs/{ref}/live")
+def job_live(ref: str, caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> JSONResponse:
+    """What a job's page refreshes while the job runs."""
+    return JSONResponse(web.job_live(rt, caller, ref=ref), headers={"Cache-Control": "no-store"})
+
+
+@router.get("/ui/jobs/{ref}/logs")
+async def job_logs(request: Request, ref: str,
+                   tail: int = Query(2000, ge=0, le=log_stream.MAX_TAIL, description="lines to replay first"),
+                   caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> StreamingResponse:
+    """The job's log as Server-Sent Events (`/api/job/logs/stream` for the session cookie)."""
+    opened = await run_in_threadpool(log_stream.open_stream, rt=rt, user=caller.user, ref=ref, tail=tail,
+                                     resume=request.headers.get("last-event-id"))
+    return StreamingResponse(opened.frames(is_disconnected=request.is_disconnected), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/ui/jobs/{ref}/artifacts/download")
+def job_artifact(ref: str, path: str = "", caller: web.WebCaller = Caller,
+                 rt: Runtime = Depends(runtime)) -> StreamingResponse:
+    """One artifact (or all) as a gzip tar (`/api/jobs/{ref}/artifacts/download` for the session cookie)."""
+    found = artifact_downloads.open_download(rt=rt, user=caller.user, ref=ref, path=path)
+    return StreamingResponse(iterate_in_threadpool(found.chunks()), media_type="application/gzip",
+                             headers={"Content-Disposition": f'attachment; filename="{found.filename}"'})
+
+
+@router.post("/ui/jobs/{ref}/stop")
+def job_stop(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+             rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Stop a job from its page, then show the page again."""
+    outcome = web.stop_job(rt, caller, ref=ref, csrf=csrf)
+    return RedirectResponse(f"/ui/jobs/{outcome['job_ref']}", status_code=303)
+
+
+@router.get("/ui/rejections")
+def rejections(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The caller's recent admission decisions."""
+    return _page(web.rejections_page(rt, caller))
+
+
+@router.get("/ui/quota")
+def quota(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The caller's quota and usage, and the cluster's capacity."""
+    return _page(web.quota_page(rt, caller))
+
+
+@router.get("/ui/recipes")
+def recipes(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The served recipe catalog."""
+    return _page(web.recipes_page(rt, caller))
+
+
+@router.get("/ui/device")
+def device(code: str = Query("", max_length=64), caller: web.WebCaller = Caller) -> HTMLResponse:
+    """The page approving a CLI device login for the signed-in account."""
+    return _page(web.device_page(caller, code=code))
+
+
+@router.post("/ui/device")
+def device_approve(user_code: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
+                   rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """Approve a CLI device login (the form's CSRF token is checked)."""
+    web.approve_device(rt, caller, user_code=user_code, csrf=csrf)
+    return _page(web.device_page(caller, message="Approved: return to your terminal."))
+
+
+@router.get("/ui/admin")
+def admin(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The administrators' page: accounts, roles, quotas, maintenance mode."""
+    return _page(web.admin_page(rt, caller))
+
+
+@router.post("/ui/admin/users/{username}/role")
+def admin_role(username: str, role: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
+               rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Change an account's role (administrators only; the form's CSRF token is checked)."""
+    web.set_role(rt, caller, username=username, role=role, csrf=csrf)
+    return RedirectResponse("/ui/admin", status_code=303)
+
+
+@router.post("/ui/admin/users/{username}/disabled")
+def admin_disabled(username: str, disabled: bool = Form(False), csrf: str = Form(""), caller: web.WebCaller = Caller,
+                   rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Disable or enable an account (administrators only; the form's CSRF token is checked)."""
+    web.set_disabled(rt, caller, username=username, disabled=disabled, csrf=csrf)
+    return RedirectResponse("/ui/admin", status_code=303)
+
+
+@router.get("/ui/static/{name}")
+def static(name: str) -> Response:
+    """One of the console's own static files (404 for any other name)."""
+    found = web.asset(name)
+    if found is None:
+        raise NotFound(f"no static file {name!r}")
+    return Response(found.body, media_type=found.media_type,
+                    headers={"Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"})
+
+
+@router.get("/docs")
+def api_docs(request: Request, visitor: web.WebCaller | None = Depends(web_visitor)) -> HTMLResponse:
+    """The API reference, rendered from the console's OpenAPI schema (nothing loaded from elsewhere)."""
+    return _page(web.api_docs_page(request.app.openapi(), visitor))

@@ -1,0 +1,48 @@
+"""What a web form changes: stop a job, approve a CLI device login — each checks the session's CSRF token, then calls
+the same service as the API.
+
+Tier: use case (the services called own their transactions; no HTTP here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..runtime import Runtime
+from ..services import admin, device_logins, job_control, roles
+from ..services.errors import Forbidden
+from .sessions import WebCaller, check_csrf
+
+__all__ = ["approve_device", "set_disabled", "set_role", "stop_job"]
+
+
+def stop_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
+    """Stop a job from its page: 403 without the session's CSRF token or for a viewer, 404 for a job the caller may
+    not see (`job_control.stop`)."""
+    check_csrf(caller, csrf)
+    return job_control.stop(rt, user=caller.user, ref=ref)
+
+
+def approve_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str) -> dict[str, Any]:
+    """Approve a pending CLI device login for the signed-in account (`device_logins.approve`)."""
+    check_csrf(caller, csrf)
+    return device_logins.approve(rt, user=caller.user, body={"user_code": user_code})
+
+
+def _admin_only(caller: WebCaller, csrf: str) -> None:
+    check_csrf(caller, csrf)
+    if not roles.can_admin(caller.user):
+        raise Forbidden("administrators only")
+
+
+def set_role(rt: Runtime, caller: WebCaller, *, username: str, role: str, csrf: str) -> dict[str, Any]:
+    """Change an account's role from the admin page (administrators only; `admin.set_role`)."""
+    _admin_only(caller, csrf)
+    return admin.set_role(rt, username=username, role=role)
+
+
+def set_disabled(rt: Runtime, caller: WebCaller, *, username: str, disabled: bool, csrf: str) -> dict[str, Any]:
+    """Disable an account (its tokens revoked, its jobs stopped) or enable it again, from the admin page
+    (administrators only; `admin.set_disabled`)."""
+    _admin_only(caller, csrf)
+    return admin.set_disabled(rt, username=username, disabled=disabled, by=caller.user.username)

@@ -1,0 +1,95 @@
+"""Metric charts as SVG: one line chart per metric key, drawn on the server from `metrics.series_of` points.
+
+Tier: shared (pure). The SVG is plain markup with no script and no external reference; its colours come from the
+page's stylesheet (`currentColor` and CSS classes), so the chart follows the light or dark theme. Long series are
+thinned to at most `MAX_POINTS` points, keeping the first and the last.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup, escape
+
+__all__ = ["MAX_POINTS", "Chart", "charts_of", "line_chart"]
+
+MAX_POINTS = 400
+_W, _H = 480, 200
+_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 12, 12, 28
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One metric's chart: its key, its latest value and the SVG markup."""
+
+    key: str
+    latest: float
+    points: int
+    svg: Markup
+
+
+def _label(value: float) -> str:
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value:.4g}"
+    return f"{value:.2e}"
+
+
+def _thin(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= MAX_POINTS:
+        return list(points)
+    every = math.ceil(len(points) / MAX_POINTS)
+    kept = list(points[::every])
+    if kept[-1] != points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
+def line_chart(key: str, points: Sequence[tuple[float, float]]) -> Markup:
+    """Return an SVG line chart of `(step, value)` points (in step order), with its axes' ranges labelled."""
+    pts = _thin(points)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
+    if x1 == x0:
+        x1 = x0 + 1
+    if y1 == y0:
+        y0, y1 = y0 - 0.5, y1 + 0.5
+    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+
+    def at(x: float, y: float) -> tuple[str, str]:
+        return f"{_LEFT + (x - x0) / (x1 - x0) * plot_w:.1f}", f"{_TOP + (y1 - y) / (y1 - y0) * plot_h:.1f}"
+
+    line = " ".join(",".join(at(x, y)) for x, y in pts)
+    last = ""
+    if pts:
+        cx, cy = at(*pts[-1])
+        last = f'<circle class="chart-last" r="3" cx="{cx}" cy="{cy}"/>'
+    title = escape(key)
+    summary = escape(f"{key}: {len(points)} points, steps {_label(x0)} to {_label(x1)}, "
+                     f"values {_label(y0)} to {_label(y1)}")
+    bottom = _H - _BOTTOM
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {_W} {_H}" role="img" aria-label="{summary}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>'
+        f'<rect class="chart-frame" x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}"/>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{_TOP + 10}" text-anchor="end">{_label(y1)}</text>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{bottom}" text-anchor="end">{_label(y0)}</text>'
+        f'<text class="chart-tick" x="{_LEFT}" y="{_H - 8}">{_label(x0)}</text>'
+        f'<text class="chart-tick" x="{_W - _RIGHT}" y="{_H - 8}" text-anchor="end">step {_label(x1)}</text>'
+        f'<polyline class="chart-line" points="{line}"/>{last}</svg>'
+    )
+
+
+def charts_of(series: dict[str, list[list[Any]]]) -> list[Chart]:
+    """Return one chart per metric key (sorted by key) from `{key: [[step, value, ts], ...]}`; points without a
+    step are placed by their order."""
+    charts = []
+    for key in sorted(series):
+        raw = series[key]
+        points = [(float(step) if step is not None else float(i), float(value))
+                  for i, (step, value, _ts) in enumerate(raw)]
+        charts.append(Chart(key, points[-1][1] if points else math.nan, len(points), line_chart(key, points)))
+    return charts

@@ -1,0 +1,145 @@
+"""The web console's pages: each function reads through the same services as the API, as the caller, and returns the
+rendered HTML (or, for live updates, the JSON the page's script reads).
+
+Tier: use case (every read goes through a service that owns its transaction; no HTTP here). What the caller may
+see is decided by those services and `roles`, exactly as for the API: another account's job is a NotFound.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...contract import Problem
+from ..runtime import Runtime
+from ..services import account_status, admin, job_reads, roles
+from ..services.errors import Forbidden, Rejected
+from ..services.jobs import STATUSES, TERMINAL
+from .charts import charts_of
+from .render import render
+from .sessions import WebCaller, local_path
+
+__all__ = [
+    "DEFAULT_ROWS",
+    "admin_page",
+    "device_page",
+    "error_page",
+    "frame",
+    "job_live",
+    "job_page",
+    "jobs_live",
+    "jobs_page",
+    "quota_page",
+    "recipes_page",
+    "rejections_page",
+    "signin_page",
+]
+
+DEFAULT_ROWS = 200
+
+
+def frame(caller: WebCaller | None, active: str) -> dict[str, Any]:
+    """Return the values every page's frame (`base.html`) reads: the caller, the active menu entry, admin or not."""
+    return {"caller": caller, "active": active, "is_admin": caller is not None and roles.can_admin(caller.user)}
+
+
+def signin_page(message: str = "", *, after: str = "/") -> str:
+    """Return the sign-in page, with why the last attempt failed (`message`) and the page to show once signed in."""
+    return render("signin.html", **frame(None, "signin"), message=message, after=local_path(after))
+
+
+def error_page(caller: WebCaller | None, status: int, detail: str) -> str:
+    """Return the page shown for a refused request: its status and the service's own explanation."""
+    return render("error.html", **frame(caller, ""), status=status, detail=detail)
+
+
+def _job_rows(rt: Runtime, caller: WebCaller, status: str, exp: str, limit: int) -> tuple[list[dict[str, Any]],
+                                                                                          list[Problem]]:
+    try:
+        return job_reads.list_jobs(rt, user=caller.user, limit=limit, status=status, exp=exp)["jobs"], []
+    except Rejected as refused:  # a bad filter is shown beside the form, with its hint
+        return [], list(refused.problems)
+
+
+def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", limit: int = DEFAULT_ROWS) -> str:
+    """Return the jobs page: the caller's jobs newest first, filtered by status and experiment."""
+    rows, problems = _job_rows(rt, caller, status, exp, limit)
+    return render("jobs.html", **frame(caller, "jobs"), jobs=rows, problems=problems, statuses=STATUSES,
+                  status=status, exp=exp, limit=limit, terminal=TERMINAL)
+
+
+def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "",
+              limit: int = DEFAULT_ROWS) -> dict[str, Any]:
+    """Return `{jobs: [{job_ref, status, message}]}` for the jobs page's live status updates."""
+    rows, _problems = _job_rows(rt, caller, status, exp, limit)
+    return {"jobs": [{"job_ref": r["job_ref"], "status": r["status"], "message": r.get("message") or ""}
+                     for r in rows]}
+
+
+def _admission(view: dict[str, Any]) -> dict[str, Any]:
+    events = view.get("events") or []
+    first = events[0] if events else {}
+    return {"verdict": first.get("to", view["status"]), "reason": first.get("reason", ""), "at": first.get("at"),
+            "warnings": view.get("warnings") or []}
+
+
+def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
+    view = job_reads.show(rt, user=caller.user, ref=ref)
+    artifacts = job_reads.artifacts(rt, user=caller.user, ref=view["job_ref"])["artifacts"]
+    series = job_reads.metrics(rt, user=caller.user, ref=view["job_ref"])["series"]
+    return {"job": view, "artifacts": artifacts, "charts": charts_of(series), "final": view["status"] in TERMINAL}
+
+
+def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
+    """Return a job's page: summary, admission decision with warnings, status history, live log, metric charts,
+    artifacts, follow-up pipeline and, for those allowed, the stop button (NotFound for a job the caller may not
+    see)."""
+    parts = _job_parts(rt, caller, ref)
+    spec = job_reads.jobspec(rt, user=caller.user, ref=parts["job"]["job_ref"])
+    return render("job.html", **frame(caller, "jobs"), **parts, admission=_admission(parts["job"]),
+                  spec=json.dumps(spec, indent=2, sort_keys=True),
+                  can_stop=roles.can_stop(caller.user) and not parts["final"])
+
+
+def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
+    """Return what a job's page refreshes while it runs: `{status, final, message}` and, as HTML, its facts,
+    charts, status history and artifacts."""
+    parts = _job_parts(rt, caller, ref)
+    job = parts["job"]
+    return {"status": job["status"], "final": parts["final"], "message": job.get("message") or "",
+            **{name: render(f"_{name}.html", **parts) for name in ("facts", "charts", "history", "artifacts")}}
+
+
+def rejections_page(rt: Runtime, caller: WebCaller, *, limit: int = 50) -> str:
+    """Return the caller's recent admission decisions, each problem with its field and hint."""
+    decisions = job_reads.admissions(rt, user=caller.user, limit=limit)["admissions"]
+    return render("rejections.html", **frame(caller, "rejections"), decisions=decisions)
+
+
+def quota_page(rt: Runtime, caller: WebCaller) -> str:
+    """Return the caller's quota and usage, and the cluster's capacity per series."""
+    report = account_status.usage_report(rt, user=caller.user)
+    cluster = account_status.cluster_report(rt)
+    return render("quota.html", **frame(caller, "quota"), quota=report["quota"], usage=report["usage"],
+                  cluster=cluster)
+
+
+def recipes_page(rt: Runtime, caller: WebCaller) -> str:
+    """Return the served recipe catalog: each recipe with its summary, runtime versions and parameters."""
+    return render("recipes.html", **frame(caller, "recipes"), recipes=list(rt.catalog.recipes))
+
+
+def device_page(caller: WebCaller, *, code: str = "", message: str = "") -> str:
+    """Return the page approving a CLI device login for the signed-in account, with the last outcome."""
+    return render("device.html", **frame(caller, "device"), code=code[:16], message=message)
+
+
+def admin_page(rt: Runtime, caller: WebCaller) -> str:
+    """Return the administrators' page: every account with its role, state and quota, and maintenance mode (403 for
+    anyone else)."""
+    if not roles.can_admin(caller.user):
+        raise Forbidden("administrators only")
+    users = admin.list_users(rt)["users"]
+    quotas = {u["username"]: admin.get_quota(rt, username=u["username"]) for u in users}
+    return render("admin.html", **frame(caller, "admin"), users=users, quotas=quotas, roles=roles.ROLES,
+                  maintenance=rt.settings.maintenance, maintenance_note=rt.settings.maintenance_note)

@@ -1,0 +1,249 @@
+"""Sweeps on an in-process console (the real app over ASGI, no background loops; SQLite and PostgreSQL): one
+admission decision for every point, all jobs in one transaction, `max_parallel` in the scheduler's place phase,
+quota queueing the rest, foreign sweeps as 404, the official client's meta `sweep_id`, ranking by a metric."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from starforge.client import Console, NotFound, Rejected
+from starforge.console.runtime import Runtime
+from tests.conftest import require_service
+from tests.integration.conftest import BACKENDS, _postgres_database
+from tests.integration.helpers import bundle, spec_for, submit
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient,
+                                                                                                  Runtime, str]]:
+    """The console app on a fresh store of each backend, its runtime and its administrator token."""
+    from starforge.console.app import bootstrap_admin, build_runtime, create_app
+    from starforge.console.settings import Settings
+
+    database_url = ""
+    if request.param == "postgres":
+        database_url = _postgres_database(require_service("PostgreSQL", "STARFORGE_TEST_POSTGRES_URL",
+                                                          "run `scripts/services.sh up`"))
+    state = Path(tmp_path_factory.mktemp("sweeps")) / "state"
+    settings = Settings(state_dir=state, capacity={"cpu": 8}, run_background=False, database_url=database_url)
+    runtime = build_runtime(settings)
+    admin_token = bootstrap_admin(runtime)
+    with TestClient(create_app(settings, runtime)) as client:
+        yield client, runtime, admin_token
+    runtime.db.dispose()
+
+
+def _user(app: tuple[TestClient, Runtime, str], **quota: int) -> httpx.Client:
+    client, _rt, admin = app
+    name = f"s{uuid.uuid4().hex[:8]}"
+    created = client.post("/api/admin/users", json={"username": name}, headers={"Authorization": f"Bearer {admin}"})
+    assert created.status_code == 200, created.text
+    if quota:
+        set_quota = client.post("/api/admin/quotas", json={"username": name, **quota},
+                                headers={"Authorization": f"Bearer {admin}"})
+        assert set_quota.status_code == 200, set_quota.text
+    user = TestClient(client.app)
+    user.headers["Authorization"] = f"Bearer {created.json()['token']}"
+    return user
+
+
+class _Through(httpx.BaseTransport):
+    """The SDK's requests, answered by the in-process app (its TestClient), so the SDK's own encoding is tested."""
+
+    def __init__(self, client: TestClient) -> None:
+        self._client = client
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        answer = self._client.request(request.method, str(request.url), content=request.read(),
+                                      headers=dict(request.headers))
+        return httpx.Response(answer.status_code, headers={"Content-Type": answer.headers.get("content-type", "")},
+                              content=answer.content)
+
+
+def _points(api: httpx.Client, values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    base = spec_for(api, hyperparams={"max_num_steps": 2})
+    points = []
+    for params in values:
+        spec = copy.deepcopy(base)
+        spec["spec"]["hyperparams"].update(params)
+        points.append({"params": {k: str(v) for k, v in params.items()}, "spec": spec})
+    return points
+
+
+def _post_sweep(api: httpx.Client, points: list[dict[str, Any]], max_parallel: int = 0) -> httpx.Response:
+    doc = {"exp": "experiments/toy", "profile": "cpu", "git_commit": "3f2a9c1", "git_dirty": False,
+           "config_sha": "none", "max_parallel": max_parallel, "points": points}
+    return api.post("/api/sweeps", files={"sweep": ("sweep.json", json.dumps(doc), "application/json"),
+                                          "bundle": ("bundle.tar.gz", bundle(), "application/gzip")})
+
+
+def _statuses(rt: Runtime, sweep_id: str) -> dict[str, str]:
+    from starforge.console.store.models import Job
+
+    with rt.db.read() as db:
+        return dict(db.execute(select(Job.id, Job.status).where(Job.sweep_id == sweep_id)).all())
+
+
+def _count(rt: Runtime, model: Any, user: str) -> int:
+    with rt.db.read() as db:
+        column = model.username if hasattr(model, "username") else model.user_id
+        return int(db.scalar(select(func.count()).select_from(model).where(column == user)) or 0)
+
+
+def test_an_invalid_point_refuses_the_whole_sweep_and_stores_nothing(app: tuple[TestClient, Runtime, str]) -> None:
+    _client, rt, _admin = app
+    api = _user(app)
+    me = api.get("/api/whoami").json()["username"]
+    bundles = sorted((rt.settings.state_dir / "bundles").rglob("*.tar.gz"))
+    points = _points(api, [{"learning_rate": 0.1}, {"learning_rate": -1.0}, {"learning_rate": 0.2, "seed": "x"}])
+    response = _post_sweep(api, points)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    fields = [p["field"] for p in body["problems"]]
+    assert "points[1].spec.hyperparams.learning_rate" in fields
+    assert any(f.startswith("points[2].spec.hyperparams.seed") for f in fields), fields
+    assert not any(f.startswith("points[0]") for f in fields)
+    assert "learning_rate=-1.0" in body["detail"] and "2 of 3 points" in body["detail"]
+    from starforge.console.store.models import Job, Sweep
+
+    assert _count(rt, Job, me) == 0
+    with rt.db.read() as db:
+        assert db.scalar(select(func.count()).select_from(Sweep)) == _sweeps_before_any_valid(db)
+    assert sorted((rt.settings.state_dir / "bundles").rglob("*.tar.gz")) == bundles  # the bundle was not kept
+    decisions = api.get("/api/admissions/mine").json()
+    assert [d["verdict"] for d in decisions.get("admissions", decisions.get("decisions", []))] == ["rejected"] * 2
+
+
+def _sweeps_before_any_valid(db: Any) -> int:
+    from starforge.console.store.models import Sweep
+
+    return int(db.scalar(select(func.count()).select_from(Sweep).where(Sweep.points_json.like("%-1.0%"))) or 0)
+
+
+def test_max_parallel_holds_back_the_rest_until_a_run_ends(app: tuple[TestClient, Runtime, str]) -> None:
+    from starforge.console.executors import LocalExecutor
+    from starforge.console.scheduler import Scheduler
+    from starforge.console.services.jobs import ACTIVE, set_status
+    from starforge.console.store.models import Job
+
+    _client, rt, _admin = app
+    api = _user(app)
+    response = _post_sweep(api, _points(api, [{"seed": s} for s in (1, 2, 3, 4)]), max_parallel=2)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    sweep_id = answer["sweep_id"]
+    assert sweep_id.startswith("sweep-toy-")
+    assert [j["params"] for j in answer["jobs"]] == [{"seed": str(s)} for s in (1, 2, 3, 4)]
+    assert [j["status"] for j in answer["jobs"]] == ["submitted", "submitted", "queued", "queued"]
+    assert all("runs at most 2 at a time" in j["message"] for j in answer["jobs"][2:])
+    listed = api.get("/api/jobs/mine", params={"sweep": sweep_id}).json()["jobs"]
+    assert sorted(j["job_ref"] for j in listed) == sorted(j["job_id"] for j in answer["jobs"])
+    assert {j["sweep_id"] for j in listed} == {sweep_id}
+    scheduler = Scheduler(rt, LocalExecutor(rt.capacity, gpus={}))  # only its place phase runs
+    first, second = answer["jobs"][0]["job_id"], answer["jobs"][1]["job_id"]
+    assert scheduler.place() == 0  # nothing ended: the limit holds on a cycle of its own too
+    with rt.db.write() as db:
+        job = db.get(Job, first)
+        assert job is not None
+        set_status(db, job, "succeeded", reason="test: ended")
+    assert scheduler.place() == 1
+    statuses = _statuses(rt, sweep_id)
+    assert sum(1 for s in statuses.values() if s in ACTIVE) == 2
+    assert statuses[first] == "succeeded" and statuses[second] == "submitted"
+    waiting = [j for j, s in statuses.items() if s == "queued"]
+    assert len(waiting) == 1
+    with rt.db.read() as db:
+        row = db.get(Job, waiting[0])
+        assert row is not None and row.waiting_for == "sweep"
+    stopped = api.post(f"/api/sweeps/{sweep_id}/stop").json()
+    assert stopped == {"sweep_id": sweep_id, "stopped": 3, "failed": []}
+
+
+def test_quota_queues_the_rest_of_a_sweep(app: tuple[TestClient, Runtime, str]) -> None:
+    _client, rt, _admin = app
+    api = _user(app, max_concurrent_jobs=1)
+    response = _post_sweep(api, _points(api, [{"seed": s} for s in (1, 2, 3)]))
+    assert response.status_code == 200, response.text
+    jobs = response.json()["jobs"]
+    assert [j["status"] for j in jobs] == ["submitted", "queued", "queued"]
+    assert all(j["queued"] and j["message"].startswith("quota:") for j in jobs[1:])
+
+
+def test_a_foreign_sweep_is_404_for_show_stop_and_ls(app: tuple[TestClient, Runtime, str]) -> None:
+    owner, other = _user(app), _user(app)
+    sweep_id = _post_sweep(owner, _points(owner, [{"seed": 1}])).json()["sweep_id"]
+    assert owner.get(f"/api/sweeps/{sweep_id}").status_code == 200
+    for response in (other.get(f"/api/sweeps/{sweep_id}"), other.post(f"/api/sweeps/{sweep_id}/stop"),
+                     other.get("/api/jobs/mine", params={"sweep": sweep_id}),
+                     other.get("/api/sweeps/sweep-unknown-20260101-000000")):
+        assert response.status_code == 404, response.text
+        assert "no sweep" in response.json()["detail"]
+    assert [s["sweep_id"] for s in other.get("/api/sweeps").json()["sweeps"]] == []
+    assert [s["sweep_id"] for s in owner.get("/api/sweeps").json()["sweeps"]] == [sweep_id]
+
+
+def test_the_official_clients_meta_sweep_is_recorded_and_never_joins_a_foreign_one(
+        app: tuple[TestClient, Runtime, str]) -> None:
+    owner, other = _user(app), _user(app)
+    sweep_id = f"sweep-toy-{uuid.uuid4().hex[:8]}"
+    spec = spec_for(owner, hyperparams={"max_num_steps": 2})
+    for lr in ("0.05", "0.1"):
+        variant = copy.deepcopy(spec)
+        variant["spec"]["hyperparams"]["learning_rate"] = float(lr)
+        sent = submit(owner, variant, extra_meta={"sweep_id": sweep_id, "sweep_params": {"learning_rate": lr}})
+        assert sent.status_code in (200, 202), sent.text
+    listed = owner.get("/api/jobs/mine", params={"sweep": sweep_id}).json()["jobs"]
+    assert len(listed) == 2
+    shown = owner.get(f"/api/sweeps/{sweep_id}").json()
+    assert sorted(r["params"]["learning_rate"] for r in shown["runs"]) == [0.05, 0.1]  # typed from the spec
+    refused = submit(other, spec, extra_meta={"sweep_id": sweep_id, "sweep_params": {"learning_rate": "1"}})
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["problems"][0]["field"] == "X-Forge-Meta.sweep_id"
+    assert other.get("/api/jobs/mine").json()["jobs"] == []
+    bad = submit(owner, spec, extra_meta={"sweep_id": "../etc"})
+    assert bad.status_code == 400 and bad.json()["problems"][0]["field"] == "X-Forge-Meta.sweep_id"
+
+
+def test_show_ranks_runs_by_the_recipe_metric_and_marks_the_best(app: tuple[TestClient, Runtime, str]) -> None:
+    from starforge.console.services.metrics import record_points
+
+    client, rt, _admin = app
+    api = _user(app)
+    token = api.headers["Authorization"].split(" ", 1)[1]
+    sdk = Console("http://testserver", token, transport=_Through(client))
+    points = _points(api, [{"learning_rate": lr} for lr in (0.05, 0.1, 0.2)])
+    answer = sdk.submit_sweep(points, bundle(), exp="experiments/toy", profile="cpu",
+                              meta_extra={"git_commit": "3f2a9c1", "config_sha": "none"})
+    jobs = [j["job_id"] for j in answer["jobs"]]
+    with rt.db.write() as db:
+        for job_id, (reward, loss) in zip(jobs, ((0.5, 0.3), (0.9, 0.4), (0.7, 0.1)), strict=True):
+            record_points(db, job_id, [{"key": "train/reward", "value": 0.1, "step": 1},
+                                       {"key": "train/reward", "value": reward, "step": 2},
+                                       {"key": "train/loss", "value": loss, "step": 2}])
+    shown = sdk.sweep(answer["sweep_id"])
+    assert (shown["metric"], shown["direction"], shown["best"]) == ("train/reward", "higher", jobs[1])
+    assert [r["job_id"] for r in shown["runs"]] == [jobs[1], jobs[2], jobs[0]]
+    assert [r["best"] for r in shown["runs"]] == [True, False, False]
+    assert shown["runs"][0]["metrics"] == {"train/reward": 0.9, "train/loss": 0.4}  # final values
+    by_loss = sdk.sweep(answer["sweep_id"], "train/loss")
+    assert (by_loss["direction"], by_loss["best"]) == ("lower", jobs[2])
+    assert sdk.sweep(answer["sweep_id"], "reward")["metric"] == "train/reward"  # a declared alias
+    with pytest.raises(Rejected) as unknown:
+        sdk.sweep(answer["sweep_id"], "nope")
+    assert unknown.value.problems[0].field == "metric"
+    assert [j.ref for j in sdk.jobs(sweep=answer["sweep_id"])] == list(reversed(jobs))
+    with pytest.raises(NotFound):
+        sdk.jobs(sweep="sweep-nobody-20260101-000000")
+    with pytest.raises(Rejected) as refused:
+        sdk.submit_sweep(_points(api, [{"learning_rate": 100.0}]), bundle(), exp="experiments/toy", profile="cpu")
+    assert refused.value.problems[0].field == "points[0].spec.hyperparams.learning_rate"
