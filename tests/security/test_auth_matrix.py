@@ -182,7 +182,7 @@ def user_violations(call: Call, answer: Answer, who: Identity, twin: Answer | No
         found.append("expected 401 (no valid refresh token was sent)")
     if key in RUN_TOKEN_ONLY and answer.status != 401:
         found.append("a bearer token was accepted where only a run token may be")
-    if normalise(route.path).startswith("/api/admin/") and answer.status != 403:
+    if normalise(route.path).startswith(("/api/admin/", "/ui/admin")) and answer.status != 403:
         found.append("an administrators-only route did not answer 403")
     if call.job_scoped:
         if ok:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from ...contract import Problem
 from ..store.models import Admission
 
-__all__ = ["MAX_ADMISSIONS_LIMIT", "decision_row", "decisions_of"]
+__all__ = ["MAX_ADMISSIONS_LIMIT", "decision_row", "decisions_for_job", "decisions_of"]
 
 MAX_ADMISSIONS_LIMIT = 500  # rows of one listing
 
@@ -45,8 +45,17 @@ def decisions_of(db: Session, user_id: int, *, limit: int) -> list[dict[str, Any
     """Return the account's decisions newest first, in their wire form."""
     rows = db.scalars(select(Admission).where(Admission.user_id == user_id).order_by(Admission.at.desc())
                       .limit(min(limit, MAX_ADMISSIONS_LIMIT)))
-    return [
-        {"at": r.at, "source": r.source, "verdict": r.verdict, "job_id": r.job_id or None, "exp": r.exp,
-         "recipe": r.recipe, "problems": json.loads(r.problems_json), "warnings": json.loads(r.warnings_json)}
-        for r in rows
-    ]
+    return [_wire(r) for r in rows]
+
+
+def decisions_for_job(db: Session, user_id: int, job_id: str) -> list[dict[str, Any]]:
+    """Return the decisions recorded for job `job_id` of account `user_id` (its submission, or the follow-up
+    check that created it), newest first, in their wire form."""
+    rows = db.scalars(select(Admission).where(Admission.user_id == user_id, Admission.job_id == job_id)
+                      .order_by(Admission.at.desc(), Admission.id.desc()))
+    return [_wire(r) for r in rows]
+
+
+def _wire(r: Admission) -> dict[str, Any]:
+    return {"at": r.at, "source": r.source, "verdict": r.verdict, "job_id": r.job_id or None, "exp": r.exp,
+            "recipe": r.recipe, "problems": json.loads(r.problems_json), "warnings": json.loads(r.warnings_json)}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
 from ..executors.base import ref_parts
@@ -21,8 +21,8 @@ from .accounts import UserView
 from .errors import NotFound
 from .jobs import QUEUE_ORDER, TERMINAL, WAITING
 
-__all__ = ["MAX_LIST_LIMIT", "JobFilter", "events_of", "find_job", "job_view", "queue_place", "unfinished_jobs",
-           "visible_jobs"]
+__all__ = ["MAX_LIST_LIMIT", "JobFilter", "JobRow", "events_of", "find_job", "job_view", "queue_place",
+           "unfinished_jobs", "visible_job_rows", "visible_jobs"]
 
 MAX_LIST_LIMIT = 1000  # rows of one listing; clients send 1, 15 and 200
 
@@ -90,23 +90,58 @@ class JobFilter:
     sweep: str = ""
 
 
+class JobRow(NamedTuple):
+    """A job as a listing page shows it: only the columns it reads (no JobSpec, no metadata)."""
+
+    job_ref: str
+    name: str
+    exp: str
+    status: str
+    message: str
+    recipe: str
+    profile: str
+    requested_gpus: int
+    submitted_at: float
+
+
+_ROW_COLUMNS = (Job.id, Job.name, Job.exp, Job.status, Job.reason, Job.recipe, Job.profile, Job.requested_gpus,
+                Job.submitted_at)
+_NEWEST_FIRST = (Job.submitted_at.desc(), Job.id.desc())
+
+
 def visible_jobs(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False,
                  where: JobFilter = JobFilter()) -> list[Job]:
     """Return the caller's job rows newest first (`everyone` lists all accounts for a caller who sees all jobs),
     narrowed by `where`."""
-    query = select(Job)
+    query = select(Job).where(*_conditions(user, everyone, where))
+    return list(db.scalars(query.order_by(*_NEWEST_FIRST).limit(_rows(limit))))
+
+
+def visible_job_rows(db: Session, user: UserView, *, limit: int = 15, everyone: bool = False,
+                     where: JobFilter = JobFilter()) -> list[JobRow]:
+    """Return the same jobs as `visible_jobs`, in the same order, as lean `JobRow`s (only the listed columns)."""
+    query = select(*_ROW_COLUMNS).where(*_conditions(user, everyone, where))
+    return [JobRow._make(row) for row in db.execute(query.order_by(*_NEWEST_FIRST).limit(_rows(limit)))]
+
+
+
+def _rows(limit: int) -> int:
+    return max(1, min(limit, MAX_LIST_LIMIT))
+
+
+def _conditions(user: UserView, everyone: bool, where: JobFilter) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
     if not (everyone and roles.sees_all_jobs(user)):
-        query = query.where(Job.user_id == user.id)
+        conditions.append(Job.user_id == user.id)
     if where.statuses:
-        query = query.where(Job.status.in_(where.statuses))
+        conditions.append(Job.status.in_(where.statuses))
     if where.exp:
-        query = query.where(or_(Job.exp == where.exp, Job.exp.like("%/" + _like_literal(where.exp), escape="\\")))
+        conditions.append(or_(Job.exp == where.exp, Job.exp.like("%/" + _like_literal(where.exp), escape="\\")))
     if where.since is not None:
-        query = query.where(Job.submitted_at >= where.since)
+        conditions.append(Job.submitted_at >= where.since)
     if where.sweep:
-        query = query.where(Job.sweep_id == where.sweep)
-    order = query.order_by(Job.submitted_at.desc(), Job.id.desc())
-    return list(db.scalars(order.limit(max(1, min(limit, MAX_LIST_LIMIT)))))
+        conditions.append(Job.sweep_id == where.sweep)
+    return conditions
 
 
 def _like_literal(text: str) -> str:

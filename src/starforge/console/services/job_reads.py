@@ -10,18 +10,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from ...contract import Problem
 from ..runtime import Runtime
 from . import job_queries
 from . import metrics as metric_store
 from .accounts import UserView
-from .audit import decisions_of
+from .audit import decisions_for_job, decisions_of
 from .errors import Rejected
 from .jobs import STATUSES, TERMINAL
 from .registries import artifacts as artifact_registry
 from .sweep_rows import find_sweep
 
-__all__ = ["admissions", "artifacts", "jobspec", "list_jobs", "log_state", "metrics", "show"]
+__all__ = ["admissions", "artifacts", "job_admissions", "jobspec", "list_job_rows", "list_jobs", "log_state", "metrics",
+           "show"]
 
 
 def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False, status: str = "", exp: str = "",
@@ -29,18 +32,36 @@ def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False
     """Return `{jobs: [...]}`: the caller's job rows newest first (every account's for an administrator asking
     for `everyone`), of the comma-separated `status`es, experiment `exp`, submitted since `since` and of sweep
     `sweep` when given; an unknown status is a 422 naming it, a sweep that is not the caller's a 404."""
+    where = _job_filter(status, exp, since, sweep)
+    with rt.db.read() as db:
+        _check_sweep(db, user, where)
+        rows = job_queries.visible_jobs(db, user, limit=limit, everyone=everyone, where=where)
+        return {"jobs": [job_queries.job_view(db, row) for row in rows]}
+
+
+def list_job_rows(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False, status: str = "",
+                  exp: str = "", since: float | None = None, sweep: str = "") -> list[job_queries.JobRow]:
+    """Return the jobs `list_jobs` lists, by the same rules and in the same order, as lean rows (what a page of
+    many jobs shows: no JobSpec read, no follow-up pipeline)."""
+    where = _job_filter(status, exp, since, sweep)
+    with rt.db.read() as db:
+        _check_sweep(db, user, where)
+        return job_queries.visible_job_rows(db, user, limit=limit, everyone=everyone, where=where)
+
+
+def _job_filter(status: str, exp: str, since: float | None, sweep: str) -> job_queries.JobFilter:
     statuses = tuple(dict.fromkeys(s.strip().lower() for s in status.split(",") if s.strip()))
     unknown = [s for s in statuses if s not in STATUSES]
     if unknown:
         known = ", ".join(STATUSES)
         raise Rejected("Invalid request", [Problem("status", "unknown_status", f"no job status {unknown[0]!r} ({known})",
                                                    f"use one or more of {known}, comma-separated")], status=422)
-    where = job_queries.JobFilter(statuses, exp.strip().strip("/"), since, sweep.strip())
-    with rt.db.read() as db:
-        if where.sweep:
-            find_sweep(db, user, where.sweep)  # a sweep that is not the caller's is a 404, not an empty list
-        rows = job_queries.visible_jobs(db, user, limit=limit, everyone=everyone, where=where)
-        return {"jobs": [job_queries.job_view(db, row) for row in rows]}
+    return job_queries.JobFilter(statuses, exp.strip().strip("/"), since, sweep.strip())
+
+
+def _check_sweep(db: Session, user: UserView, where: job_queries.JobFilter) -> None:
+    if where.sweep:
+        find_sweep(db, user, where.sweep)  # a sweep that is not the caller's is a 404, not an empty list
 
 
 def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
@@ -81,6 +102,14 @@ def admissions(rt: Runtime, *, user: UserView, limit: int) -> dict[str, Any]:
     """Return `{admissions: [...]}`: the caller's admission decisions, newest first."""
     with rt.db.read() as db:
         return {"admissions": decisions_of(db, user.id, limit=limit)}
+
+
+def job_admissions(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
+    """Return `{admissions: [...]}`: the admission decisions recorded for a job the caller may see (the rows
+    `admissions` lists, of its owner), newest first."""
+    with rt.db.read() as db:
+        job = job_queries.find_job(db, user, ref)
+        return {"admissions": decisions_for_job(db, job.user_id, job.id)}
 
 
 def log_state(rt: Runtime, *, user: UserView, ref: str) -> tuple[str, bool, str]:

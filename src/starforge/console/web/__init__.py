@@ -5,10 +5,10 @@ router is `console.api.routers.web`."""
 from __future__ import annotations
 
 from .actions import approve_device, set_disabled, set_role, stop_job
+from .admin_pages import admin_page
 from .apidocs import api_docs_page
 from .assets import Asset, asset
 from .pages import (
-    admin_page,
     device_page,
     error_page,
     job_live,

@@ -12,8 +12,9 @@ from typing import Any
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services import account_status, admin, job_reads, roles
-from ..services.errors import Forbidden, Rejected
+from ..services import account_status, job_reads, roles
+from ..services.errors import Rejected
+from ..services.job_queries import JobRow
 from ..services.jobs import STATUSES, TERMINAL
 from .charts import charts_of
 from .render import render
@@ -21,7 +22,6 @@ from .sessions import WebCaller, local_path
 
 __all__ = [
     "DEFAULT_ROWS",
-    "admin_page",
     "device_page",
     "error_page",
     "frame",
@@ -53,34 +53,27 @@ def error_page(caller: WebCaller | None, status: int, detail: str) -> str:
     return render("error.html", **frame(caller, ""), status=status, detail=detail)
 
 
-def _job_rows(rt: Runtime, caller: WebCaller, status: str, exp: str, limit: int) -> tuple[list[dict[str, Any]],
-                                                                                          list[Problem]]:
-    try:
-        return job_reads.list_jobs(rt, user=caller.user, limit=limit, status=status, exp=exp)["jobs"], []
+def _job_rows(rt: Runtime, caller: WebCaller, status: str, exp: str, sweep: str,
+              limit: int) -> tuple[list[JobRow], list[Problem]]:
+    try:  # lean rows: the page shows a few columns of up to 1,000 jobs; a sweep not the caller's is a 404 page
+        return job_reads.list_job_rows(rt, user=caller.user, limit=limit, status=status, exp=exp, sweep=sweep), []
     except Rejected as refused:  # a bad filter is shown beside the form, with its hint
         return [], list(refused.problems)
 
 
-def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", limit: int = DEFAULT_ROWS) -> str:
-    """Return the jobs page: the caller's jobs newest first, filtered by status and experiment."""
-    rows, problems = _job_rows(rt, caller, status, exp, limit)
+def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
+              limit: int = DEFAULT_ROWS) -> str:
+    """Return the jobs page: the caller's jobs newest first, filtered by status, experiment and sweep."""
+    rows, problems = _job_rows(rt, caller, status, exp, sweep, limit)
     return render("jobs.html", **frame(caller, "jobs"), jobs=rows, problems=problems, statuses=STATUSES,
-                  status=status, exp=exp, limit=limit, terminal=TERMINAL)
+                  status=status, exp=exp, sweep=sweep, limit=limit, terminal=TERMINAL)
 
 
-def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "",
+def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
               limit: int = DEFAULT_ROWS) -> dict[str, Any]:
     """Return `{jobs: [{job_ref, status, message}]}` for the jobs page's live status updates."""
-    rows, _problems = _job_rows(rt, caller, status, exp, limit)
-    return {"jobs": [{"job_ref": r["job_ref"], "status": r["status"], "message": r.get("message") or ""}
-                     for r in rows]}
-
-
-def _admission(view: dict[str, Any]) -> dict[str, Any]:
-    events = view.get("events") or []
-    first = events[0] if events else {}
-    return {"verdict": first.get("to", view["status"]), "reason": first.get("reason", ""), "at": first.get("at"),
-            "warnings": view.get("warnings") or []}
+    rows, _problems = _job_rows(rt, caller, status, exp, sweep, limit)
+    return {"jobs": [{"job_ref": r.job_ref, "status": r.status, "message": r.message or ""} for r in rows]}
 
 
 def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
@@ -95,8 +88,10 @@ def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
     artifacts, follow-up pipeline and, for those allowed, the stop button (NotFound for a job the caller may not
     see)."""
     parts = _job_parts(rt, caller, ref)
-    spec = job_reads.jobspec(rt, user=caller.user, ref=parts["job"]["job_ref"])
-    return render("job.html", **frame(caller, "jobs"), **parts, admission=_admission(parts["job"]),
+    ref = parts["job"]["job_ref"]
+    spec = job_reads.jobspec(rt, user=caller.user, ref=ref)
+    decisions = job_reads.job_admissions(rt, user=caller.user, ref=ref)["admissions"]
+    return render("job.html", **frame(caller, "jobs"), **parts, decisions=decisions,
                   spec=json.dumps(spec, indent=2, sort_keys=True),
                   can_stop=roles.can_stop(caller.user) and not parts["final"])
 
@@ -133,13 +128,3 @@ def device_page(caller: WebCaller, *, code: str = "", message: str = "") -> str:
     """Return the page approving a CLI device login for the signed-in account, with the last outcome."""
     return render("device.html", **frame(caller, "device"), code=code[:16], message=message)
 
-
-def admin_page(rt: Runtime, caller: WebCaller) -> str:
-    """Return the administrators' page: every account with its role, state and quota, and maintenance mode (403 for
-    anyone else)."""
-    if not roles.can_admin(caller.user):
-        raise Forbidden("administrators only")
-    users = admin.list_users(rt)["users"]
-    quotas = {u["username"]: admin.get_quota(rt, username=u["username"]) for u in users}
-    return render("admin.html", **frame(caller, "admin"), users=users, quotas=quotas, roles=roles.ROLES,
-                  maintenance=rt.settings.maintenance, maintenance_note=rt.settings.maintenance_note)

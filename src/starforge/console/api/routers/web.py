@@ -20,6 +20,8 @@ from ...runtime import Runtime
 from ...services import artifact_downloads, log_stream
 from ...services.errors import AuthRequired, ConsoleError, NotFound
 from ...services.job_queries import MAX_LIST_LIMIT
+from ...services.sweep_reads import MAX_SWEEPS_LIMIT
+from ...web import admin_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import refuse_nul_parameters, runtime, web_caller, web_visitor
 
@@ -35,6 +37,13 @@ PAGE_HEADERS = {
 
 def _page(html: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+
+
+def _answer(answer: admin_pages.FormAnswer) -> Response:
+    """A form's answer: a redirect once done, else the page it renders (the form again, or a one-time secret)."""
+    if answer.location:
+        return RedirectResponse(answer.location, status_code=303)
+    return _page(answer.html, answer.status)
 
 
 class _WebRoute(APIRoute):
@@ -64,12 +73,12 @@ Caller = Depends(web_caller)
 
 @router.get("/")
 def home(status: str = Query("", max_length=200), exp: str = Query("", max_length=1024),
-         limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT),
+         sweep: str = Query("", max_length=160), limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT),
          visitor: web.WebCaller | None = Depends(web_visitor), rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """The jobs page, or the sign-in page for a visitor who is not signed in."""
     if visitor is None:
         return _page(web.signin_page())
-    return _page(web.jobs_page(rt, visitor, status=status, exp=exp, limit=limit))
+    return _page(web.jobs_page(rt, visitor, status=status, exp=exp, sweep=sweep, limit=limit))
 
 
 @router.post("/ui/signin")
@@ -99,10 +108,10 @@ def signout(csrf: str = Form(""), caller: web.WebCaller = Caller, rt: Runtime = 
 
 @router.get("/ui/api/jobs")
 def jobs_live(status: str = Query("", max_length=200), exp: str = Query("", max_length=1024),
-              limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT), caller: web.WebCaller = Caller,
-              rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+              sweep: str = Query("", max_length=160), limit: int = Query(DEFAULT_ROWS, ge=1, le=MAX_LIST_LIMIT),
+              caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """The statuses the jobs page refreshes."""
-    return web.jobs_live(rt, caller, status=status, exp=exp, limit=limit)
+    return web.jobs_live(rt, caller, status=status, exp=exp, sweep=sweep, limit=limit)
 
 
 @router.get("/ui/jobs/{ref}")
@@ -177,10 +186,61 @@ def device_approve(user_code: str = Form(""), csrf: str = Form(""), caller: web.
     return _page(web.device_page(caller, message="Approved: return to your terminal."))
 
 
+@router.get("/ui/sweeps")
+def sweeps(limit: int = Query(50, ge=1, le=MAX_SWEEPS_LIMIT), caller: web.WebCaller = Caller,
+           rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The caller's sweeps (`GET /api/sweeps` as a page)."""
+    return _page(sweep_pages.sweeps_page(rt, caller, limit=limit))
+
+
+@router.get("/ui/sweeps/{sweep_id}")
+def sweep(sweep_id: str, metric: str = Query("", max_length=255), sort: str = Query("rank", max_length=300),
+          dir: str = Query("asc", max_length=4), caller: web.WebCaller = Caller,
+          rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """One sweep's runs, ranked by a metric and sorted by a column (`GET /api/sweeps/{sweep_id}` as a page)."""
+    return _page(sweep_pages.sweep_page(rt, caller, sweep_id=sweep_id, metric=metric, sort=sort, direction=dir))
+
+
 @router.get("/ui/admin")
-def admin(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
-    """The administrators' page: accounts, roles, quotas, maintenance mode."""
-    return _page(web.admin_page(rt, caller))
+def admin(user: str = Query("", max_length=200), done: str = Query("", max_length=20),
+          caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The administrators' page: accounts, roles, maintenance mode, and one account's API tokens and quota."""
+    return _page(web.admin_page(rt, caller, account=user, done=done))
+
+
+@router.post("/ui/admin/users")
+def admin_create_user(username: str = Form(""), role: str = Form(""), email: str = Form(""), csrf: str = Form(""),
+                      caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Create an account and show its first API token once (administrators only; CSRF checked)."""
+    return _answer(admin_pages.create_account(rt, caller, values={"username": username, "role": role,
+                                                                  "email": email}, csrf=csrf))
+
+
+@router.post("/ui/admin/tokens")
+def admin_create_token(username: str = Form(""), name: str = Form(""), expires_in: str = Form(""),
+                       csrf: str = Form(""), caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Create an API token for an account and show it once (administrators only; CSRF checked)."""
+    return _answer(admin_pages.create_token(rt, caller, username=username, name=name, expires_in=expires_in,
+                                            csrf=csrf))
+
+
+@router.post("/ui/admin/tokens/{token_id}/revoke")
+def admin_revoke_token(token_id: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+                       rt: Runtime = Depends(runtime)) -> Response:
+    """Revoke an API token (administrators only; CSRF checked)."""
+    return _answer(admin_pages.revoke_token(rt, caller, token_id=token_id, csrf=csrf))
+
+
+@router.post("/ui/admin/quotas")
+def admin_set_quota(username: str = Form(""), max_concurrent_gpus: str = Form(""), max_concurrent_jobs: str = Form(""),
+                    daily_gpu_hours: str = Form(""), priority: str = Form(""), max_job_hours: str = Form(""),
+                    allowed_profiles: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
+                    rt: Runtime = Depends(runtime)) -> Response:
+    """Set an account's quota (administrators only; CSRF checked)."""
+    values = {"max_concurrent_gpus": max_concurrent_gpus, "max_concurrent_jobs": max_concurrent_jobs,
+              "daily_gpu_hours": daily_gpu_hours, "priority": priority, "max_job_hours": max_job_hours,
+              "allowed_profiles": allowed_profiles}
+    return _answer(admin_pages.set_quota(rt, caller, username=username, values=values, csrf=csrf))
 
 
 @router.post("/ui/admin/users/{username}/role")

@@ -95,7 +95,21 @@ function liveLog(pre) {
   });
 }
 
+function copyButton(button) {
+  const field = document.getElementById(button.dataset.copy);
+  button.addEventListener("click", async () => {
+    field.select();
+    try {
+      await navigator.clipboard.writeText(field.value);
+      button.textContent = "Copied";
+    } catch (err) {
+      button.textContent = "Selected: press Ctrl+C";  // no clipboard access (plain http): the text is selected
+    }
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
   const table = document.querySelector("table[data-live]");
   if (table) liveJobs(table);
   const head = document.getElementById("job");

@@ -1,0 +1,137 @@
+"""The web console's job page shows the job's own admission decision, and its jobs page lists 1,000 jobs.
+
+In process: the console application on SQLite in a temporary state directory, without background loops, driven by
+Starlette's test client as a browser would (a session cookie, `Accept: text/html`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from starforge.console.app import create_app
+from starforge.console.services import accounts, quota
+from starforge.console.services.followups import create_followups
+from starforge.console.services.jobs import set_status
+from starforge.console.settings import load_settings
+from starforge.console.store.models import Job
+from tests.integration.helpers import spec_for, submit
+from tests.integration.test_web_pages import Console
+
+MANY = 1000
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    state = Path(tmp_path_factory.mktemp("web-job-page")) / "state"
+    app = create_app(load_settings(state_dir=state, run_background=False, capacity={"cpu": 2}))
+    tokens = {}
+    with app.state.runtime.db.write() as db:
+        for name in ("alice", "bob", "many"):
+            tokens[name] = accounts.issue_api_token(db, accounts.create_user(db, name, "operator"), "web tests")
+    yield Console(app, tokens, {})
+    app.state.runtime.db.dispose()
+
+
+def _section(page: str, heading: str) -> str:
+    found = re.search(rf'<h2 id="{heading}">.*?</section>', page, re.S)
+    assert found, f"the page has no {heading} section"
+    return html.unescape(found.group(0))
+
+
+def test_the_job_page_shows_the_admission_decision_with_its_warnings(console: Console) -> None:
+    with console.api("alice") as api:
+        spec = spec_for(api, exp="experiments/warned")
+        spec["metadata"]["owner"] = "mallory"  # ignored, with a warning naming the field
+        answer = submit(api, spec)
+        assert answer.status_code in (200, 202), answer.text
+        job = answer.json()["job_id"]
+        [decision] = [d for d in api.get("/api/admissions/mine").json()["admissions"] if d["job_id"] == job]
+    page = console.browser("alice").get(f"/ui/jobs/{job}")
+    assert page.status_code == 200
+    admission = _section(page.text, "h-admission")
+    assert f">{decision['verdict']}</span>" in admission and "submission" in admission
+    [warning] = decision["warnings"]
+    assert "Warning: <code>metadata.owner</code>" in admission and warning["message"] in admission
+    assert "'mallory' was ignored" in admission
+    assert "No admission decision" not in admission and 'class="problems"' not in admission  # no problems
+
+
+def test_a_refused_follow_up_shows_its_problems_with_field_and_hint(console: Console) -> None:
+    with console.api("bob") as api:
+        answer = submit(api, spec_for(api, exp="experiments/refused", lifecycle={"on_success": ["export"]}))
+        assert answer.status_code in (200, 202), answer.text
+        parent = answer.json()["job_id"]
+    rt = console.app.state.runtime
+    with rt.db.write() as db:
+        quota.set_quota(db, accounts.get_user(db, "bob"), {"allowed_profiles": ["h200"]},
+                        rt.settings.quota)  # the export step may not run on the parent's profile any more
+        job = db.get(Job, parent)
+        assert job is not None
+        for status in ("running", "succeeded"):
+            set_status(db, job, status)
+        [child] = create_followups(db, parent=job, catalog=rt.catalog, settings=rt.settings)  # the scheduler's call
+    with console.api("bob") as api:
+        [decision] = [d for d in api.get("/api/admissions/mine").json()["admissions"] if d["job_id"] == child]
+    assert decision["verdict"] == "rejected" and decision["source"] == "followup"
+    page = console.browser("bob").get(f"/ui/jobs/{child}")
+    assert page.status_code == 200
+    admission = _section(page.text, "h-admission")
+    assert ">rejected</span>" in admission and "follow-up check" in admission
+    for problem in decision["problems"]:
+        assert f"<code>{problem['field']}</code>" in admission and problem["message"] in admission
+        assert f"Hint: {problem['hint']}" in admission
+    assert [p["code"] for p in decision["problems"]] == ["profile_not_allowed"]
+    # the parent's page shows its own accepted decision, not its child's refusal
+    parent_admission = _section(console.browser("bob").get(f"/ui/jobs/{parent}").text, "h-admission")
+    assert "profile_not_allowed" not in parent_admission and ">rejected<" not in parent_admission
+    # another account's job stays a 404, its decision with it
+    assert console.browser("alice").get(f"/ui/jobs/{child}").status_code == 404
+
+
+def _fill(console: Console) -> list[str]:
+    """Write MANY jobs of `many` straight into the store (the page, not the submission path, is tested)."""
+    now = time.time()
+    statuses = ("succeeded", "failed", "running", "pending")
+    with console.app.state.runtime.db.write() as db:
+        user_id = accounts.get_user(db, "many").id
+        for i in range(MANY):
+            status = statuses[i % len(statuses)]
+            db.add(Job(id=f"r-many{i:05d}", user_id=user_id, username="many", name=f"run-{i}",
+                       exp=f"experiments/sweep-{i % 7}", profile="cpu", recipe="tinyrl/grpo", status=status,
+                       reason=f"why <{i}>", requested_gpus=1 + i % 3, spec_json=json.dumps({"spec": {}}),
+                       submitted_at=now - i * 60))
+    return [f"r-many{i:05d}" for i in range(MANY)]  # newest first
+
+
+def test_the_jobs_page_lists_a_thousand_jobs_as_the_api_does(console: Console) -> None:
+    refs = _fill(console)
+    page = console.browser("many").get("/", params={"limit": MANY})
+    assert page.status_code == 200
+    rows = re.findall(r'<tr data-job="([^"]+)">(.*?)</tr>', page.text, re.S)
+    assert [ref for ref, _row in rows] == refs  # every job, newest first
+    with console.api("many") as api:
+        listed = api.get("/api/jobs/mine", params={"limit": MANY}).json()["jobs"]
+    assert [j["job_ref"] for j in listed] == refs  # the API's listing: the same rows in the same order
+    columns = re.findall(r'<th scope="col">([^<]+)</th>', page.text)
+    for (ref, row), job in zip(rows, listed, strict=True):
+        cells = dict(zip(columns, (" ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())
+                                   for c in re.findall(r"<td.*?</td>", row, re.S)), strict=True))
+        assert cells["Job"] == f"{job['name']} {ref}" and cells["Status"] == job["status"]
+        assert (cells["Experiment"], cells["Recipe"], cells["Profile"], cells["GPUs"], cells["Message"]) == (
+            job["exp"], job["recipe"], job["profile"], str(job["requested_gpus"]), job["message"])
+    assert f"Showing the newest {MANY} jobs." in page.text
+    failed = console.browser("many").get("/", params={"limit": MANY, "status": "failed", "exp": "sweep-3"})
+    kept = re.findall(r'<tr data-job="([^"]+)">', failed.text)
+    assert kept == [r for i, r in enumerate(refs) if i % 4 == 1 and i % 7 == 3] and kept
+    live = console.browser("many").get("/ui/api/jobs", params={"limit": MANY},
+                                      headers={"Accept": "application/json"}).json()["jobs"]
+    assert [(j["job_ref"], j["status"], j["message"]) for j in live] == [
+        (j["job_ref"], j["status"], j["message"]) for j in listed]
+    assert "r-many" not in console.browser("alice").get("/", params={"limit": MANY}).text  # only the caller's own
