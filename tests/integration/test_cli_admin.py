@@ -47,3 +47,19 @@ def test_an_administrator_manages_an_account_over_the_api(console: ConsoleProces
     assert revoked.returncode == 0, revoked.stderr
     after = sf("status", home=user_home)
     assert after.returncode == 1 and "token revoked" in after.stderr
+
+
+def test_an_administrator_drains_and_resumes_the_console(console: ConsoleProcess, tmp_path: Path) -> None:
+    home = tmp_path / "admin"
+    token_login(console, home, unique("root"), "admin")
+    drained = sf("admin", "maintenance", "drain", "--note", "restarting at noon", "--json", home=home)
+    try:
+        assert drained.returncode == 0, drained.stderr
+        assert json.loads(drained.stdout)["maintenance_mode"] is True
+        shown = sf("admin", "maintenance", home=home)
+        assert shown.returncode == 0, shown.stderr
+        assert "maintenance mode: on — restarting at noon" in shown.stdout and "safe to restart:" in shown.stdout
+    finally:
+        resumed = sf("admin", "maintenance", "resume", "--json", home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["resuming"] is True and json.loads(resumed.stdout)["maintenance_mode"] is False

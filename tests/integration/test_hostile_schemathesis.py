@@ -27,6 +27,7 @@ EXAMPLES = 12  # per operation, role and pass: bounded by examples, about half a
 # Operations that take no body: their input is the path and the query.
 BODILESS = {("POST", "/api/job/stop"), ("POST", "/api/jobs/cancel-all"), ("POST", "/api/clean"),
             ("POST", "/api/sweeps/{sweep_id}/stop"),
+            ("POST", "/api/admin/maintenance/resume"),
             ("PATCH", "/api/admin/users/{username}/role"),
             ("PATCH", "/api/admin/users/{username}/disabled")}
 STREAMS_FOREVER = ("GET", "/api/job/logs/stream")

@@ -1,4 +1,5 @@
-"""`sf admin`: administer a console over its API with an administrator's token: accounts, quotas and API tokens."""
+"""`sf admin`: administer a console over its API with an administrator's token: accounts, quotas, API tokens and
+maintenance mode."""
 
 from __future__ import annotations
 
@@ -18,13 +19,16 @@ if TYPE_CHECKING:
     from starforge.client import Console
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
-                  help="Administer a console over its API (an administrator's token): users, quotas, tokens.")
+                  help="Administer a console over its API (an administrator's token): users, quotas, tokens, "
+                       "maintenance.")
 user_app = typer.Typer(no_args_is_help=True, help="Accounts and roles (ls, create, role, disable, enable).")
 quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas (show, set).")
 token_app = typer.Typer(no_args_is_help=True, help="Long-lived API tokens for accounts (create, ls, revoke).")
 app.add_typer(user_app, name="user")
 app.add_typer(quota_app, name="quota")
 app.add_typer(token_app, name="token")
+maintenance_app = typer.Typer(help="Maintenance mode (show, drain, resume): drain before restarting the console.")
+app.add_typer(maintenance_app, name="maintenance")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 UserArg = Annotated[str, typer.Argument(metavar="NAME", help="account name")]
@@ -197,3 +201,59 @@ def token_revoke(token_id: Annotated[str, typer.Argument(metavar="ID", help="the
     out.emit(revoked, lambda r: None)
     if not as_json:
         out.success(f"Revoked API token {revoked.get('id')} of {revoked.get('username')}")
+
+
+# ---- maintenance mode ----------------------------------------------------------------------------------------------
+
+def _maintenance_text(state: dict[str, Any]) -> str:
+    on = bool(state.get("maintenance_mode"))
+    lines = [f"maintenance mode: {'on' if on else 'off'}" + (f" — {state['note']}" if state.get("note") else "")]
+    if state.get("by"):
+        lines[0] += f" (switched by {state['by']}, {_expiry(state.get('since'))})"
+    blockers = [str(b) for b in state.get("blockers") or []]
+    lines.append(f"active jobs: {state.get('remaining_active', len(blockers))}"
+                 + (f" ({', '.join(blockers[:10])}{', …' if len(blockers) > 10 else ''})" if blockers else ""))
+    if on:
+        lines.append("safe to restart: " + ("yes" if state.get("safe_to_restart") else "no (jobs still active)"))
+    return "\n".join(lines)
+
+
+@maintenance_app.callback(invoke_without_command=True)
+def maintenance_default(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show maintenance mode (`sf admin maintenance` alone is `show`)."""
+    if ctx.invoked_subcommand is None:
+        maintenance_show(as_json)
+
+
+@maintenance_app.command("show")
+def maintenance_show(as_json: JsonOpt = False) -> None:
+    """Show maintenance mode, the jobs still active and whether the console may be restarted now."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        state = console.admin_maintenance()
+    out.emit(state, _maintenance_text)
+
+
+@maintenance_app.command("drain")
+def maintenance_drain(note: Annotated[str | None, typer.Option("--note", help="what users are told while it is on "
+                                                                             "(e.g. back at 14:00 UTC)")] = None,
+                      as_json: JsonOpt = False) -> None:
+    """Turn maintenance mode on: new submissions are refused (503, with the note), running jobs run on and queued
+    jobs wait; restart once `safe_to_restart` (`sf admin maintenance show`)."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        state = console.admin_maintenance_drain(note)
+    out.emit(state, _maintenance_text)
+    if not as_json and not state.get("safe_to_restart"):
+        out.hint("watch `sf admin maintenance show` until it says safe to restart")
+
+
+@maintenance_app.command("resume")
+def maintenance_resume(as_json: JsonOpt = False) -> None:
+    """Turn maintenance mode off: submissions are accepted again and queued jobs are placed."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        state = console.admin_maintenance_resume()
+    out.emit(state, lambda _: None)
+    if not as_json:
+        out.success("Maintenance mode is off: submissions are accepted again")

@@ -477,3 +477,15 @@ class Console:
     def admin_revoke_token(self, token_id: int | str) -> dict[str, Any]:
         """Revoke an API token by id (refused from its next request on) and return its metadata."""
         return self._http.request("DELETE", f"/api/admin/tokens/{_segment(str(token_id))}", token=self._bearer())
+
+    def admin_maintenance(self) -> dict[str, Any]:
+        """Return maintenance mode: `{maintenance_mode, note, blockers[], remaining_active, safe_to_restart, …}`."""
+        return self._get("/api/admin/maintenance")
+
+    def admin_maintenance_drain(self, note: str | None = None) -> dict[str, Any]:
+        """Turn maintenance mode on (new work refused, running jobs run on, queued jobs wait); return the state."""
+        return self._post("/api/admin/maintenance/drain", {"note": note} if note else {})
+
+    def admin_maintenance_resume(self) -> dict[str, Any]:
+        """Turn maintenance mode off; return `{resuming: true}` with the state."""
+        return self._post("/api/admin/maintenance/resume", {})

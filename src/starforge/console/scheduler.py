@@ -32,7 +32,7 @@ from .executors.routing import Engines
 from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
 from .runtime import Runtime
 from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
-from .services import accounts
+from .services import accounts, maintenance
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
 from .services.jobs import QUEUE_ORDER, WAITING, set_status
@@ -85,7 +85,11 @@ class Scheduler:
 
     # phase 1 -------------------------------------------------------------------------------------------------
     def place(self) -> int:
-        """Decide every waiting job on one snapshot and commit the placements; return how many were placed."""
+        """Decide every waiting job on one snapshot and commit the placements; return how many were placed.
+
+        While the console is in maintenance nothing is placed: the waiting jobs are held, with the note as reason."""
+        if maintenance.current(self.rt.settings).on:
+            return self._hold()
         with self.rt.db.write() as db:
             self.rt.db.lock_capacity(db)
             waiting = db.execute(
@@ -130,6 +134,16 @@ class Scheduler:
                 else:
                     set_status(db, job, fit.status, reason=reason, waiting_for=fit.waiting_for)
         return placed
+
+    def _hold(self) -> int:
+        """Keep every waiting job waiting for the end of maintenance (each one rewritten once); return 0."""
+        note = maintenance.current(self.rt.settings).note
+        reason = f"the console is in maintenance: {note}" if note else "the console is in maintenance"
+        with self.rt.db.write() as db:
+            for job in db.scalars(select(Job).where(Job.status.in_(WAITING), or_(
+                    Job.waiting_for != maintenance.WAITING_FOR, Job.reason != reason))):
+                set_status(db, job, job.status, reason=reason, waiting_for=maintenance.WAITING_FOR)
+        return 0
 
     # phase 2 -------------------------------------------------------------------------------------------------
     def _claim(self) -> list[_Claim]:

@@ -16,13 +16,13 @@ from sqlalchemy import select
 from ...contract import Problem
 from ..runtime import Runtime
 from ..store.models import Idempotency
-from . import roles
+from . import maintenance, roles
 from .accounts import UserView
 from .admission import AdmissionRequest, Decision, NeedsDatabase, admit
 from .admission.envelope import Envelope, first_pool_series, open_envelope
 from .audit import decision_row
 from .bundles import store_bundle
-from .errors import Forbidden, Rejected, Unavailable
+from .errors import Forbidden, Rejected
 from .outcome import Outcome
 from .submission_writer import Admitted
 
@@ -35,8 +35,7 @@ MAX_IDEMPOTENCY_KEY = 255  # idempotency.key column; a longer key is refused, ne
 
 def require_writable(user: UserView, rt: Runtime) -> None:
     """Raise unless `user` may create jobs now (not a viewer; the console not in maintenance)."""
-    if rt.settings.maintenance:
-        raise Unavailable(rt.settings.maintenance_note or "the console is in maintenance mode: submissions are paused")
+    maintenance.require_open(rt.settings)
     if not roles.can_submit(user):
         raise Forbidden("viewers can read but not submit jobs")
 

@@ -1,5 +1,6 @@
-"""The administrators' page and its forms: accounts, an account's API tokens and quota, each form checked for its
-CSRF token and then handed to the same service as `/api/admin/*` (`admin`, which issues through `api_tokens`).
+"""The administrators' page and its forms: accounts, an account's API tokens and quota, maintenance mode, each form
+checked for its CSRF token and then handed to the same service as `/api/admin/*` (`admin`, which issues through
+`api_tokens`; `maintenance`).
 
 Tier: use case (the services called own their transactions; no HTTP here). A refused form is shown again with each
 problem at its field (the service's own problems: a bad username, an unknown account, a number out of range); a new
@@ -13,19 +14,22 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..runtime import Runtime
-from ..services import admin, roles
+from ..services import admin, maintenance, roles
 from ..services.errors import Conflict, Forbidden, NotFound, Rejected
 from .pages import frame
 from .render import render
 from .sessions import WebCaller, check_csrf
 
-__all__ = ["FormAnswer", "FormView", "admin_page", "create_account", "create_token", "revoke_token", "set_quota"]
+__all__ = ["FormAnswer", "FormView", "admin_page", "create_account", "create_token", "revoke_token", "set_maintenance",
+           "set_quota"]
 
 # the fields of `sf admin quota set` (`cli/_quota_options.py`), as the `/api/admin/quotas` body names them
 QUOTA_FIELDS = ("max_concurrent_gpus", "max_concurrent_jobs", "daily_gpu_hours", "priority", "max_job_hours",
                 "allowed_profiles")
 _FIELDS = {"account": ("username", "role", "email"), "token": ("name", "expires_in"), "quota": QUOTA_FIELDS}
-_DONE = {"quota": "Quota saved.", "revoked": "API token revoked: it is refused from its next request on."}
+_DONE = {"quota": "Quota saved.", "revoked": "API token revoked: it is refused from its next request on.",
+         "drained": "Maintenance mode is on: new work is refused, running jobs run on, queued jobs wait.",
+         "resumed": "Maintenance mode is off: submissions are accepted and queued jobs are placed again."}
 _DAY = 86400
 LIFETIMES = (("", "never expires"), (str(_DAY), "1 day"), (str(7 * _DAY), "7 days"), (str(30 * _DAY), "30 days"),
              (str(90 * _DAY), "90 days"), (str(365 * _DAY), "365 days"))
@@ -96,7 +100,7 @@ def admin_page(rt: Runtime, caller: WebCaller, *, account: str = "", done: str =
             unknown = missing.detail
     return render("admin.html", **frame(caller, "admin"), users=users, quotas=quotas, roles=roles.ROLES,
                   role_options=[(role, role) for role in roles.ROLES],
-                  maintenance=rt.settings.maintenance, maintenance_note=rt.settings.maintenance_note,
+                  maintenance=maintenance.status(rt),
                   account=account[:64], managed=managed, unknown=unknown, done=_DONE.get(done, ""),
                   account_form=forms.get("account") or FormView({"role": "operator"}),
                   token_form=forms.get("token") or FormView(), lifetimes=LIFETIMES)
@@ -177,3 +181,14 @@ def set_quota(rt: Runtime, caller: WebCaller, *, username: str, values: dict[str
         form = _refused("quota", values, refused)
         return FormAnswer(refused.status, admin_page(rt, caller, account=username, forms={"quota": form}))
     return FormAnswer(303, location=_account_url(username, "quota"))
+
+
+def set_maintenance(rt: Runtime, caller: WebCaller, *, on: bool, note: str, csrf: str) -> FormAnswer:
+    """Turn maintenance mode on with `note` (`maintenance.drain`, as `POST /api/admin/maintenance/drain`) or off
+    (`maintenance.resume`), then show the admin page again."""
+    _admin_only(caller, csrf)
+    if on:
+        maintenance.drain(rt, by=caller.user.username, body={"note": note})
+    else:
+        maintenance.resume(rt, by=caller.user.username)
+    return FormAnswer(303, location="/ui/admin?" + urlencode({"done": "drained" if on else "resumed"}))

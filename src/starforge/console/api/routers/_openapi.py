@@ -19,6 +19,7 @@ __all__ = [
     "DEVICE_TOKEN",
     "FOLLOWUP",
     "INGEST",
+    "MAINTENANCE_DRAIN",
     "PLUGIN_PACKAGE",
     "PLUGIN_PATCH",
     "QUOTA",
@@ -62,6 +63,7 @@ FOLLOWUP = _json({"action": {"enum": ["export", "eval"]}, "benchmarks": {"type":
                   "profile": _TEXT}, ("action",))
 PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
 INGEST = _json({"run_id": _TEXT}, ("run_id",))
+MAINTENANCE_DRAIN = _json({"note": _TEXT})
 PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}
 DATASET_PUSH = {"requestBody": {"required": True, "content": _GZIP,
                                 "description": "a gzip tar of the dataset's files (a single file or a folder)"}}

@@ -1,5 +1,5 @@
-"""Administrator endpoints: users and roles, API tokens, quotas, data-asset registration; and the data lists any
-user reads."""
+"""Administrator endpoints: users and roles, API tokens, quotas, maintenance mode, data-asset registration; and the
+data lists any user reads."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import admin, assets
+from ...services import admin, assets, maintenance
 from ...services.accounts import UserView
 from ..body import read_json_object
 from ..deps import current_admin, current_user, refuse_nul_parameters, runtime
-from ._openapi import NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA
+from ._openapi import MAINTENANCE_DRAIN, NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
@@ -80,6 +80,26 @@ async def set_quota(request: Request, _admin: UserView = Depends(current_admin),
 def get_quota(username: str, _admin: UserView = Depends(current_admin), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return an account's quota."""
     return admin.get_quota(rt=rt, username=username)
+
+
+@router.get("/api/admin/maintenance")
+def get_maintenance(_admin: UserView = Depends(current_admin), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return maintenance mode: its note, the jobs still active (`blockers`) and whether a restart is safe now."""
+    return maintenance.status(rt=rt)
+
+
+@router.post("/api/admin/maintenance/drain", openapi_extra=MAINTENANCE_DRAIN)
+async def drain(request: Request, admin_user: UserView = Depends(current_admin),
+                rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Turn maintenance mode on (`{note?}`): new work is refused with 503, running jobs run on, queued jobs wait."""
+    body = await read_json_object(request)
+    return await run_in_threadpool(maintenance.drain, rt=rt, by=admin_user.username, body=body)
+
+
+@router.post("/api/admin/maintenance/resume")
+def resume(admin_user: UserView = Depends(current_admin), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Turn maintenance mode off: submissions are accepted again and queued jobs are placed."""
+    return maintenance.resume(rt=rt, by=admin_user.username)
 
 
 @router.post("/api/admin/data", openapi_extra=REGISTER_DATA)

@@ -259,6 +259,13 @@ def admin_disabled(username: str, disabled: bool = Form(False), csrf: str = Form
     return RedirectResponse("/ui/admin", status_code=303)
 
 
+@router.post("/ui/admin/maintenance")
+def admin_maintenance(on: bool = Form(False), note: str = Form("", max_length=500), csrf: str = Form(""),
+                      caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Turn maintenance mode on (with a note) or off (administrators only; CSRF checked)."""
+    return _answer(admin_pages.set_maintenance(rt, caller, on=on, note=note, csrf=csrf))
+
+
 @router.get("/ui/static/{name}")
 def static(name: str) -> Response:
     """One of the console's own static files (404 for any other name)."""
