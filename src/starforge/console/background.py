@@ -44,7 +44,8 @@ def _job_uids(rt: Runtime) -> UidPool | None:
     """Return the pool of job uids the engines share: the local sandbox's, else one of `executors.local.uid_range`
     (a root console only; accounts keep one uid across engines)."""
     if rt.isolation is not None and rt.isolation.uids is not None:
-        return rt.isolation.uids
+        shared: UidPool = rt.isolation.uids
+        return shared
     return UidPool(*rt.settings.local.uid_range) if os.getuid() == 0 else None
 
 

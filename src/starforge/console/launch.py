@@ -181,7 +181,7 @@ def _config_document(file: Path) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict):
         raise LaunchFailure(f"the experiment's {where} must be a mapping of settings, not a {type(loaded).__name__}")
-    return _json_config(loaded, where)
+    return dict(_json_config(loaded, where))
 
 
 def _json_config(value: Any, where: str) -> Any:
