@@ -21,6 +21,7 @@ from starforge.console.runtime import Runtime
 from tests.conftest import require_service
 from tests.integration.conftest import BACKENDS, _postgres_database
 from tests.integration.helpers import bundle, spec_for, submit
+from tests.security.archives import Member, tar_gz
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -80,11 +81,12 @@ def _points(api: httpx.Client, values: list[dict[str, Any]]) -> list[dict[str, A
     return points
 
 
-def _post_sweep(api: httpx.Client, points: list[dict[str, Any]], max_parallel: int = 0) -> httpx.Response:
+def _post_sweep(api: httpx.Client, points: list[dict[str, Any]], max_parallel: int = 0,
+                data: bytes | None = None) -> httpx.Response:
     doc = {"exp": "experiments/toy", "profile": "cpu", "git_commit": "3f2a9c1", "git_dirty": False,
            "config_sha": "none", "max_parallel": max_parallel, "points": points}
     return api.post("/api/sweeps", files={"sweep": ("sweep.json", json.dumps(doc), "application/json"),
-                                          "bundle": ("bundle.tar.gz", bundle(), "application/gzip")})
+                                          "bundle": ("bundle.tar.gz", data or bundle(), "application/gzip")})
 
 
 def _statuses(rt: Runtime, sweep_id: str) -> dict[str, str]:
@@ -122,6 +124,21 @@ def test_an_invalid_point_refuses_the_whole_sweep_and_stores_nothing(app: tuple[
     assert sorted((rt.settings.state_dir / "bundles").rglob("*.tar.gz")) == bundles  # the bundle was not kept
     decisions = api.get("/api/admissions/mine").json()
     assert [d["verdict"] for d in decisions.get("admissions", decisions.get("decisions", []))] == ["rejected"] * 2
+
+
+def test_a_hostile_bundle_refuses_the_sweep_once_at_bundle(app: tuple[TestClient, Runtime, str]) -> None:
+    _client, rt, _admin = app
+    api = _user(app)
+    me = api.get("/api/whoami").json()["username"]
+    hostile = tar_gz([Member("../escape.txt", b"out")])
+    response = _post_sweep(api, _points(api, [{"learning_rate": 0.1}, {"learning_rate": 0.2}]), data=hostile)
+    assert response.status_code == 422, response.text
+    problems = response.json()["problems"]
+    assert problems and all(p["field"].startswith("bundle") for p in problems), problems  # no point's own problem
+    assert len({(p["field"], p["code"]) for p in problems}) == len(problems)  # inspected once, not once per point
+    from starforge.console.store.models import Job
+
+    assert _count(rt, Job, me) == 0
 
 
 def _sweeps_before_any_valid(db: Any) -> int:

@@ -88,8 +88,9 @@ class Scheduler:
         """Decide every waiting job on one snapshot and commit the placements; return how many were placed.
 
         While the console is in maintenance nothing is placed: the waiting jobs are held, with the note as reason."""
-        if maintenance.current(self.rt.settings).on:
-            return self._hold()
+        held = maintenance.current(self.rt.settings)
+        if held.on:
+            return self._hold(held.note)
         with self.rt.db.write() as db:
             self.rt.db.lock_capacity(db)
             waiting = db.execute(
@@ -135,9 +136,8 @@ class Scheduler:
                     set_status(db, job, fit.status, reason=reason, waiting_for=fit.waiting_for)
         return placed
 
-    def _hold(self) -> int:
+    def _hold(self, note: str) -> int:
         """Keep every waiting job waiting for the end of maintenance (each one rewritten once); return 0."""
-        note = maintenance.current(self.rt.settings).note
         reason = f"the console is in maintenance: {note}" if note else "the console is in maintenance"
         with self.rt.db.write() as db:
             for job in db.scalars(select(Job).where(Job.status.in_(WAITING), or_(

@@ -46,7 +46,11 @@ async def current_user(request: Request) -> UserView:
 
     A token seen before is answered from memory, on the event loop; otherwise the database is read in the
     threadpool."""
-    rt, token = _runtime(request), bearer_token(request)
+    return await _account_of(_runtime(request), bearer_token(request))
+
+
+async def _account_of(rt: Runtime, token: str) -> UserView:
+    """The account behind an API token or a web session's token: from memory when seen before, else the database."""
     cached = rt.accounts.cached_user(token)
     if cached is not None:
         return cached
@@ -59,10 +63,7 @@ async def web_caller(request: Request) -> WebCaller:
     secret = request.cookies.get(COOKIE, "")
     if not secret:
         return WebCaller(await current_user(request))
-    rt = _runtime(request)
-    cached = rt.accounts.cached_user(secret)
-    user = cached if cached is not None else await run_in_threadpool(logins.authenticate, rt, token=secret)
-    return WebCaller(user, secret)
+    return WebCaller(await _account_of(_runtime(request), secret), secret)
 
 
 async def web_visitor(request: Request) -> WebCaller | None:

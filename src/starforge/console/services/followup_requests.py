@@ -82,9 +82,13 @@ def read_ask(body: Any) -> FollowupAsk:
 def followup_from_body(rt: Runtime, *, user: UserView, ref: str, body: Any) -> Outcome:
     """Serve `POST /api/jobs/{ref}/followups`: `request_followup` with the ask `read_ask` finds in `body`.
     Blocking: call it in the threadpool. A job that is not the caller's is a 404 whatever the body holds."""
-    with rt.db.read() as db:
-        _own_job(db, user, ref)
-    return request_followup(rt, user=user, ref=ref, ask=read_ask(body))
+    try:
+        ask = read_ask(body)
+    except Rejected:
+        with rt.db.read() as db:  # a bad body on another account's job tells nothing: 404 first
+            _own_job(db, user, ref)
+        raise
+    return request_followup(rt, user=user, ref=ref, ask=ask)
 
 
 def request_followup(rt: Runtime, *, user: UserView, ref: str, ask: FollowupAsk,

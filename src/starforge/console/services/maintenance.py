@@ -2,9 +2,10 @@
 requests are refused with 503 and the note; queued jobs keep waiting) and running jobs run on.
 
 Tier: use case (`status` reads the active jobs in one transaction). The state is a small JSON file in the console's
-state folder (`maintenance.json`, written atomically: a temporary file, then a rename), so it survives a restart and
-every process on the folder sees it; the configuration's `maintenance`/`maintenance_note` are the state while no
-file exists. Every reader goes through `current` (one stat per call; the file is read again only when it changed).
+state folder (`maintenance.json`, written atomically: a temporary file, then a rename), so it survives a restart;
+the configuration's `maintenance`/`maintenance_note` are the state while no file exists. The console is the file's
+only writer (`drain`, `resume`), so it is read once and then kept in memory: `current`, which every submission
+asks, touches no file.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ MAX_NOTE = 500
 WAITING_FOR = "maintenance"  # what a held job waits for (`Job.waiting_for`)
 DEFAULT_NOTE = "the console is in maintenance mode: submissions are paused"
 _lock = threading.Lock()
-_cache: dict[Path, tuple[tuple[int, int, int], State]] = {}  # file -> (its inode, mtime, size; the state it holds)
+_cache: dict[Path, State] = {}  # state file -> the state it holds (read once; `_write` keeps it current)
 
 
 @dataclass(frozen=True)
@@ -58,23 +59,18 @@ def _path(settings: Settings) -> Path:
 def current(settings: Settings) -> State:
     """Return the maintenance state now: the state file's, else the configuration's."""
     path = _path(settings)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return State(settings.maintenance, settings.maintenance_note)
-    key = (st.st_ino, st.st_mtime_ns, st.st_size)
     with _lock:
         cached = _cache.get(path)
-        if cached is not None and cached[0] == key:
-            return cached[1]
+    if cached is not None:
+        return cached
+    state = State(settings.maintenance, settings.maintenance_note)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         state = State(bool(doc["on"]), str(doc.get("note", "")), float(doc.get("since", 0.0)), str(doc.get("by", "")))
     except (OSError, ValueError, KeyError, TypeError):
-        return State(settings.maintenance, settings.maintenance_note)  # unreadable: the configuration decides
+        pass  # absent or unreadable: the configuration decides
     with _lock:
-        _cache[path] = (key, state)
-    return state
+        return _cache.setdefault(path, state)
 
 
 def refusal(settings: Settings) -> str:
@@ -95,9 +91,8 @@ def _write(settings: Settings, state: State) -> None:
     tmp = path.with_name(f".{FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(asdict(state)), encoding="utf-8")
     os.replace(tmp, path)
-    st = path.stat()
     with _lock:
-        _cache[path] = ((st.st_ino, st.st_mtime_ns, st.st_size), state)
+        _cache[path] = state
 
 
 def status(rt: Runtime) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ..store.models import Job
 from . import roles
 from .accounts import UserView
 from .admission import AdmissionRequest, Decision, Meta, read_meta
+from .admission.checks.bundle import bundle_problems
 from .bundles import store_bundle
 from .errors import Forbidden, Rejected
 from .jobs import TERMINAL, stop_job
@@ -85,7 +86,10 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
                   bundle: bytes | None) -> list[tuple[Meta, Decision]]:
     """Admit every point; raise Rejected (422) with every problem of every refused point (each refusal audited)."""
     admitted: list[tuple[Meta, Decision]] = []
-    problems: list[Problem] = []
+    problems: list[Problem] = bundle_problems(rt.settings, bundle) if bundle is not None else []
+    if problems:  # one bundle for every point: inspected once, and its problems are no point's own
+        record_rejection(rt, user, points[0]["spec"] if points else None, problems, [])
+        raise Rejected(f"{_TITLE}: the bundle was refused, so nothing was submitted", problems, status=422)
     shared = {key: doc[key] for key in _SHARED if key in doc}
     for index, point in enumerate(points):
         meta, meta_problems, warnings = read_meta({**shared, "sweep_params": point["params"], "spec": point["spec"]})
@@ -93,7 +97,7 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
             record_rejection(rt, user, point["spec"], meta_problems, warnings)
             problems += [_at_point(index, point["params"], p) for p in meta_problems]
             continue
-        decision = admit_request(rt, AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(warnings),
+        decision = admit_request(rt, AdmissionRequest(user, meta.spec, meta.profile, None, tuple(warnings),
                                                allow_pending=meta.extra.get("allow_pending") is True))
         if not decision.ok or decision.spec is None:
             record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)

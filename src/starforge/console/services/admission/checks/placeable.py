@@ -22,8 +22,10 @@ def check_placeable(ctx: AdmissionContext) -> list[Problem]:
     if ctx.allow_pending or ctx.settings.unplaceable == "queue":
         return []
     profile = ctx.profile.split(":", 1)[0].strip()
-    known = ctx.settings.series()
     blocked = unplaceable(ctx.capacity, series_demand(ctx.spec, profile))
+    if not blocked:  # the common case, on the admission hot path: nothing more to compute
+        return []
+    known = ctx.settings.series()
     served = sorted(series for series, slots in ctx.capacity.items() if slots > 0)
     problems: list[Problem] = []
     for i, pool in enumerate(ctx.spec.spec.resources.pools):
