@@ -21,6 +21,7 @@ import pytest
 
 from tests.conftest import _service_env, require_service
 from tests.e2e.conftest import Researcher, make_researcher
+from tests.integration import netprobe
 from tests.integration.conftest import DEFAULT_CONFIG, ConsoleProcess, make_console
 
 ENGINES = [pytest.param("slurm", marks=pytest.mark.slurm), pytest.param("ray", marks=pytest.mark.ray)]
@@ -113,3 +114,21 @@ def test_a_two_node_job_waits_with_slurms_reason_and_stops(engine: tuple[str, Co
         time.sleep(0.3)
         row = me.json("job", "status", job_id)
     assert _engine_confirms("slurm", row["engine_ref"]) == "CANCELLED"
+
+
+def test_a_job_on_a_slurm_node_reaches_no_service_of_the_machine_and_still_reports(
+        engine: tuple[str, ConsoleProcess]) -> None:
+    """The network probe of the local sandbox, on the Slurm node sandbox: the node's helper gives the job its own
+    network and relays its ingest; the Ray engine does not sandbox its jobs (docs/security.md)."""
+    name, console = engine
+    if name != "slurm":
+        pytest.skip("the Ray engine runs jobs as the Ray cluster's own user, without the job sandbox")
+    user = f"netprobe{os.getpid()}"
+    api = console.client(console.token_for(user))
+    try:
+        with netprobe.remote_host() as remote:
+            report = netprobe.run_probe(console, api, remote=remote,
+                                        run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
+    finally:
+        api.close()
+    netprobe.check(report, remote)

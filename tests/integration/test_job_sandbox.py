@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO, require_bubblewrap
+from tests.integration import netprobe
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.helpers import bundle, spec_for, submit
 
@@ -210,3 +211,19 @@ def test_a_job_cannot_register_an_artifact_outside_its_output_folder(sandboxed: 
         assert len(paths) == 1 and paths[0].endswith("/out/ok")
     finally:
         api.close()
+
+
+def test_a_job_reaches_no_service_of_the_machine_and_still_reports(sandboxed: ConsoleProcess) -> None:
+    """From inside, a job connects to every port the machine listens on (the console, Ray, PostgreSQL, Slurm…), the
+    metadata address and the stack's host alias, and binds the console's port and another; all fail or stay its own,
+    while its logs and metrics still arrive and the outside world answers it (egress)."""
+    console = sandboxed
+    user = unique("netprobe")
+    api = console.client(console.token_for(user))
+    try:
+        with netprobe.remote_host() as remote:
+            report = netprobe.run_probe(console, api, remote=remote,
+                                        run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
+    finally:
+        api.close()
+    netprobe.check(report, remote)

@@ -56,8 +56,11 @@ def prepare_isolation(rt: Runtime) -> Any:
 
     gpus = detect_gpus()
     slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **rt.settings.capacity}.values())
+    from .job_channel import channel_folder
+
     masked = (rt.settings.config_file,) if rt.settings.config_file else ()
-    return Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked)
+    return Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked,
+                             channel=channel_folder(rt.settings.state_dir))
 
 
 def bootstrap_admin(rt: Runtime) -> str | None:

@@ -14,6 +14,7 @@ import sys
 from .api.hot_paths import HotPaths
 from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
 from .http_protocol import http_protocol
+from .job_channel import JobChannelGuard, bind_channel
 from .settings import Settings
 
 __all__ = ["PortUnavailable", "bind", "serve"]
@@ -63,6 +64,9 @@ def serve(settings: Settings) -> None:
     if settings.run_background:
         rt.engines = build_engines(rt)  # raises ExecutorError when an engine cannot be reached
     sock = bind(settings.host, settings.port)
+    sockets = [sock]
+    if rt.isolation.network is not None:  # jobs in their own network reach the console only through its channel
+        sockets.append(bind_channel(settings.state_dir))
     token = bootstrap_admin(rt)
     if token:
         print(f"admin token (shown once): {token}", flush=True)
@@ -75,7 +79,9 @@ def serve(settings: Settings) -> None:
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
           f"engines {', '.join(settings.engines())}; {rt.isolation.describe()})", file=sys.stderr, flush=True)
     config = uvicorn.Config(
-        HotPaths(app, application=app),  # the hot routes skip the application's middleware stack too
+        # the channel's guard first (a job's Unix-socket connection reaches the ingest only), then the hot routes, which
+        # skip the application's middleware stack too
+        JobChannelGuard(HotPaths(app, application=app)),
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -89,4 +95,4 @@ def serve(settings: Settings) -> None:
         lifespan="on",
     )
     gc.freeze()  # what start-up built lives as long as the process: keep the collector from re-scanning it under load
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=sockets)

@@ -13,6 +13,7 @@ from starforge.contract import ProfileEntry
 
 from .engines.kuberay import KubeRayConfig, kuberay_config_from
 from .executors.isolation import IsolationConfig
+from .executors.jobnet import network_mode
 from .executors.ray.config import RaySettings, ray_settings_from
 from .executors.slurm.config import SlurmSettings, slurm_settings_from
 from .runtimes.config import RuntimeSettings, runtime_settings_from
@@ -191,9 +192,9 @@ def _bytes(value: Any, key: str) -> int:
 
 def _local_executor(raw: Any) -> IsolationConfig:
     if not isinstance(raw, dict):
-        raise SettingsError("executors.local: must be a mapping {sandbox, uid_range, memory_per_slot, cpus_per_slot, "
-                            "cgroup}")
-    known = {"sandbox", "uid_range", "memory_per_slot", "cpus_per_slot", "cgroup"}
+        raise SettingsError("executors.local: must be a mapping {sandbox, network, uid_range, memory_per_slot, "
+                            "cpus_per_slot, cgroup}")
+    known = {"sandbox", "network", "uid_range", "memory_per_slot", "cpus_per_slot", "cgroup"}
     unknown = set(raw) - known
     if unknown:
         raise SettingsError(f"executors.local: unknown keys {', '.join(sorted(map(str, unknown)))} "
@@ -204,6 +205,11 @@ def _local_executor(raw: Any) -> IsolationConfig:
         if sandbox not in (True, False, "on", "off"):
             raise SettingsError("executors.local.sandbox: must be on or off")
         values["sandbox"] = sandbox in (True, "on")
+    if "network" in raw:
+        try:
+            values["network"] = network_mode(raw["network"], "executors.local.network")
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
     if "uid_range" in raw:
         pair = raw["uid_range"]
         if (not isinstance(pair, list) or len(pair) != 2

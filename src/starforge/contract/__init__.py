@@ -1,6 +1,13 @@
 """The forge/v2 JobSpec contract: model, parse, rules, problems, `spec_to_env` and JSON Schema (stdlib only)."""
 
-from ._env import INGEST_TOKEN_VARIABLE, RECIPE_IDENTITY, Binding, BindingError, spec_to_env
+from ._env import (
+    INGEST_ENDPOINT_VARIABLE,
+    INGEST_TOKEN_VARIABLE,
+    RECIPE_IDENTITY,
+    Binding,
+    BindingError,
+    spec_to_env,
+)
 from ._grammar import (
     ArtifactRef,
     VersionedRef,
@@ -46,6 +53,7 @@ from ._schema import schema
 from ._walk import type_name
 
 __all__ = [
+    "INGEST_ENDPOINT_VARIABLE",
     "INGEST_TOKEN_VARIABLE",
     "API_VERSION",
     "CODES",

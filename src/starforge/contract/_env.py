@@ -12,10 +12,11 @@ from typing import Any
 from ._grammar import is_cluster_path, is_model_ref
 from ._model import DataSplit, JobSpec
 
-__all__ = ["INGEST_TOKEN_VARIABLE", "RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
+__all__ = ["INGEST_ENDPOINT_VARIABLE", "INGEST_TOKEN_VARIABLE", "RECIPE_IDENTITY", "Binding", "BindingError", "spec_to_env"]
 
 # the job's run token: a secret, never written into a rendered script or manifest (engines pass it another way)
 INGEST_TOKEN_VARIABLE = "STARFORGE_TOKEN"
+INGEST_ENDPOINT_VARIABLE = "STARFORGE_ENDPOINT"  # the ingest base URL (an `http+unix://` one: see wire.channel_endpoint)
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Inline secrets may not impersonate platform identity, ingest credentials or the recipe identity.
@@ -143,7 +144,7 @@ def spec_to_env(spec: JobSpec, binding: Binding) -> dict[str, str]:
     # 7 ingest
     env["STARFORGE_ENABLED"] = "1" if binding.ingest_endpoint and binding.ingest_token else "0"
     if binding.ingest_endpoint and binding.ingest_token:
-        env["STARFORGE_ENDPOINT"] = binding.ingest_endpoint
+        env[INGEST_ENDPOINT_VARIABLE] = binding.ingest_endpoint
         env["STARFORGE_RUN_ID"] = binding.run_id
         env[INGEST_TOKEN_VARIABLE] = binding.ingest_token
     if binding.judge_endpoint:

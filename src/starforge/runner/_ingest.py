@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from starforge.contract import INGEST_ENDPOINT_VARIABLE, INGEST_TOKEN_VARIABLE
 from starforge.wire import (
     ARTIFACT_KINDS,
     LIFECYCLE_EVENTS,
@@ -33,7 +34,7 @@ __all__ = [
 
 # what `spec_to_env` (section 7) gives a job: the switch, then endpoint, run id and token, all needed to send
 INGEST_ENABLED = "STARFORGE_ENABLED"
-INGEST_VARIABLES = ("STARFORGE_ENDPOINT", "STARFORGE_RUN_ID", "STARFORGE_TOKEN")
+INGEST_VARIABLES = (INGEST_ENDPOINT_VARIABLE, "STARFORGE_RUN_ID", INGEST_TOKEN_VARIABLE)
 
 _TIMEOUT = 10.0
 _BACKOFF = (0.5, 1.0)  # sleeps between the three attempts

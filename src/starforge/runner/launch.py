@@ -34,6 +34,7 @@ from starforge.wire import (
 
 from ._argv import build_command
 from ._artifacts import scan
+from ._channel import ChannelUnavailable, open_channel
 from ._identity import check_identity
 from ._ingest import INGEST_ENABLED, IngestClient, IngestError, IngestRefused, client_from_environ
 from ._process import Child, ChildExit, StopSignals, binary_stream
@@ -91,9 +92,9 @@ class Launcher:
         self, workdir: Path, *, environ: Mapping[str, str], stdout: BinaryIO, stderr: BinaryIO
     ) -> None:
         self.workdir = workdir
-        self.environ = dict(environ)
         self._stdout = stdout
         self._stderr = stderr
+        self.environ = self._channel(environ)
         self.client = self._client()
 
     def run(self) -> int:
@@ -280,6 +281,13 @@ class Launcher:
             if strict:
                 raise
             self.say(f"warning: could not report lifecycle '{event}': {exc}")
+
+    def _channel(self, environ: Mapping[str, str]) -> dict[str, str]:
+        try:
+            return open_channel(environ)
+        except ChannelUnavailable as exc:
+            self.say(f"warning: {exc}; nothing is reported")
+            return {**environ, INGEST_ENABLED: "0"}
 
     def _client(self) -> IngestClient | None:
         client, missing = client_from_environ(self.environ)

@@ -12,6 +12,7 @@ from ._artifact_kinds import (
     KIND_MERGED_MODEL,
     KIND_MODEL,
 )
+from ._channel import CHANNEL_DIR, CHANNEL_SCHEME, CHANNEL_SOCKET, channel_endpoint, unix_endpoint
 from ._config_modes import (
     ARGPARSE,
     ASSIGN,
@@ -78,6 +79,9 @@ __all__ = [
     "ARTIFACT_KINDS",
     "ASSIGN",
     "ArtifactGlobs",
+    "CHANNEL_DIR",
+    "CHANNEL_SCHEME",
+    "CHANNEL_SOCKET",
     "CONFIG_ARGV",
     "CONFIG_MODES",
     "CONFIG_NONE",
@@ -134,6 +138,7 @@ __all__ = [
     "TRAINER_SHIM",
     "WRITTEN_CONFIG_FILE",
     "carries_document",
+    "channel_endpoint",
     "entry_shim",
     "input_value",
     "override_style",
@@ -143,5 +148,6 @@ __all__ = [
     "read_plan",
     "spec_identity",
     "takes_config_option",
+    "unix_endpoint",
     "write_exit_record",
 ]

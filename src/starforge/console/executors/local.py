@@ -21,11 +21,13 @@ import threading
 import time
 from pathlib import Path
 
-from ...wire import EXIT_FILE_VARIABLE, read_exit_record
+from ...contract import INGEST_ENDPOINT_VARIABLE
+from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
 from ._proc import ProcessTable, start_ticks
 from .base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from .identities import give_to_job, reclaim_tree
-from .isolation import Isolation
+from .isolation import Isolation, SpawnPlan
+from .jobnet import NetworkUnavailable
 from .limits import CgroupV2, JobLimits, rlimit_command
 from .run_log import EXIT_FILE, OUTPUT, open_log, read_log
 from .sandbox import gpu_device_nodes
@@ -131,6 +133,7 @@ class LocalExecutor:
         self._core_load: dict[int, int] = {}
         self._lock = threading.Lock()
         self._table: tuple[float, ProcessTable] | None = None
+        self._stacks: list[subprocess.Popen[bytes] | None] = []  # jobs' network stacks, reaped once they end
 
     def capacity(self) -> dict[str, int]:
         """Return the slots per series: configured ones plus GPU series found on this machine."""
@@ -190,6 +193,8 @@ class LocalExecutor:
         limits = JobLimits(limits.memory_bytes, limits.cpus, self._assign_cores(limits.cpus or 1), limits.wall_seconds)
         paths = iso.job_paths(run_dir)
         env = {**request.env, EXIT_FILE_VARIABLE: f"{paths.logs}/{EXIT_FILE}"}
+        if iso.sandboxed and iso.network is not None and INGEST_ENDPOINT_VARIABLE in env:
+            env[INGEST_ENDPOINT_VARIABLE] = channel_endpoint()  # its own network: the console only by its channel
         if devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for ids in devices.values() for i in ids)
         uid = None
@@ -197,6 +202,8 @@ class LocalExecutor:
         record: dict[str, object] = {}
         args_fd: int | None = None
         input_fds: list[int] = []
+        plan: SpawnPlan | None = None
+        proc: subprocess.Popen[bytes] | None = None
         try:
             if iso.cgroup is not None:
                 cgroup = iso.cgroup.create(request.run_id, limits)
@@ -233,7 +240,14 @@ class LocalExecutor:
                     argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True, close_fds=True, pass_fds=pass_fds,
                 )
+            if plan is not None:
+                self._stacks.append(plan.attach_network(proc.pid))
         except (OSError, RuntimeError) as exc:
+            if plan is not None and proc is None:
+                plan.abandon()
+            if proc is not None:
+                with contextlib.suppress(OSError):
+                    proc.wait(timeout=10)
             failed = _Job(0, 0, run_dir, record or {"uid": uid, "limits": limits.to_dict()})
             failed.devices = devices
             self._release(failed)
@@ -241,6 +255,8 @@ class LocalExecutor:
                 CgroupV2.remove(cgroup)
             if isinstance(exc, JobRefused):
                 raise
+            if isinstance(exc, NetworkUnavailable):
+                raise JobRefused(f"the job's network cannot be set up: {exc}") from exc
             raise ExecutorError(f"cannot start {request.argv[0]}: {exc}") from exc
         finally:
             for fd in (*((args_fd,) if args_fd is not None else ()), *input_fds):
@@ -314,6 +330,7 @@ class LocalExecutor:
 
     def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
         """Return the state of each ref (each is one process of this machine)."""
+        self._stacks = [stack for stack in self._stacks if stack is not None and stack.poll() is None]
         return {ref: self.poll(ref) for ref in refs}
 
     def poll(self, ref: str) -> ExecState:

@@ -1,12 +1,13 @@
 """The job sandbox: a bubblewrap command line under which a job sees the system read-only and only its own run.
 
-Inside, the job has its own PID, IPC and UTS namespaces, a private /tmp (the run's `tmp/` folder), a minimal /dev
+Inside, the job has its own PID, IPC and UTS namespaces (and its network namespace, see `jobnet`), a private /tmp (the run's `tmp/` folder), a minimal /dev
 holding only its assigned GPU device nodes, and this filesystem view:
 
     /usr /etc /bin /lib* /sbin      the system, read-only
     <runtime paths>                  the interpreter, its environment and import path, read-only, where they are
     /forge/runs/<user>/<exp>/<run>/  its own work, out and logs folders, read-write
     /forge/inputs/<name>             its inputs (corpus, datasets, init_from checkpoint), read-only
+    /forge/console/                  the job channel (its console's ingest socket), read-only, with its own network
     <framework checkouts>            read-only, where they are
 
 The console's state folder, database, bundles and other runs are never mounted. A console running as root starts
@@ -63,6 +64,7 @@ class View:
     masked: tuple[str, ...] = ()  # files inside read-only paths the job must not read (replaced by an empty file)
     devices: tuple[str, ...] = ()
     tmp: Path | None = None  # bound at /tmp (private); a fresh tmpfs when None
+    own_network: bool = False  # a network namespace of its own (`jobnet`); False: the machine's network
     extra: tuple[str, ...] = field(default=())  # further bubblewrap options (tests, future engines)
 
 
@@ -126,6 +128,8 @@ def bwrap_command(
     without, the job runs in a new user namespace of the calling user.
     """
     args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "job"]
+    if view.own_network:
+        args += ["--unshare-net"]
     if uid is None:
         args += ["--unshare-user", "--cap-drop", "ALL"]
         if disable_userns:

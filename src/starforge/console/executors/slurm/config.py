@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..jobnet import EGRESS, network_mode
+
 __all__ = ["CONTAINER_MODES", "RAY_FRAMEWORKS", "RESERVED_OPTIONS", "SlurmSeries", "SlurmSettings",
            "slurm_settings_from"]
 
@@ -23,7 +25,7 @@ _WORD = re.compile(r"[A-Za-z0-9_.,:@+/\[\]-]+")  # a value safe on an `#SBATCH` 
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)(?:=([A-Za-z0-9_.,:@+/\[\]=-]+))?")
 _SERIES_KEYS = ("partition", "constraint", "account", "qos", "gres", "gpus_per_node")
 _KNOWN = ("series", "time_limit_hours", "sbatch_options", "ray_frameworks", "runtime_root", "container", "ray_port",
-          "master_port", "ray_wait_seconds", "sandbox")
+          "master_port", "ray_wait_seconds", "sandbox", "network")
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class SlurmSettings:
     master_port: int = 29500
     ray_wait_seconds: int = 300  # how long the Ray bootstrap waits for every node to join
     sandbox: bool = True  # start each job in the bubblewrap job sandbox on its nodes (not Ray worlds, not containers)
+    network: str = EGRESS  # none | egress: what a sandboxed job's own network namespace reaches on its node (`jobnet`)
 
     def series_for(self, name: str) -> SlurmSeries:
         """Return the configuration of series `name` (unconfigured: its slots are GPUs counted as GRES `gpu`)."""
@@ -167,6 +170,8 @@ def slurm_settings_from(raw: Any) -> SlurmSettings:
         if sandbox not in (True, False, "on", "off"):
             raise ValueError("executors.slurm.sandbox: must be on or off")
         values["sandbox"] = sandbox in (True, "on")
+    if "network" in raw:
+        values["network"] = network_mode(raw["network"], "executors.slurm.network")
     if values.get("sandbox", True) and values.get("container", "none") != "none":
         raise ValueError(f"executors.slurm.container: {values['container']} cannot run inside the job sandbox: set "
                          "executors.slurm.sandbox: off to make the container the jobs' only isolation")

@@ -9,7 +9,8 @@ longer knows that left no exit record is lost.
 
 With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the local executor's bubblewrap
 sandbox (`Isolation.for_nodes`): its options are written to `<run>/sandbox.args` (0600, never shown to the job) and
-the job sees its run at /forge/runs/…; a root console runs it as its account's uid from the uid pool, recorded in
+the job sees its run at /forge/runs/…, in its own network namespace set up on the node by `jobnet_node`
+(`executors.slurm.network`: none or egress), which also relays its ingest; a root console runs it as its account's uid from the uid pool, recorded in
 `<run>/slurm-sandbox.json` so that a restarted console holds it again and releases it once Slurm says it ended.
 Ray-on-Slurm jobs stay unsandboxed: their paths are translated back to the console's own.
 """
@@ -22,14 +23,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from ....contract import INGEST_TOKEN_VARIABLE
-from ....wire import EXIT_FILE_VARIABLE, read_exit_record
+from ....contract import INGEST_ENDPOINT_VARIABLE, INGEST_TOKEN_VARIABLE
+from ....wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from ..identities import DEFAULT_RANGE, UidPool, give_to_job, reclaim_tree
 from ..isolation import Isolation
@@ -52,6 +54,7 @@ __all__ = ["SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
 
 SCRIPT_FILE = "slurm.sh"  # in the run folder, mode 0700: the batch script as submitted
 SANDBOX_RECORD = "slurm-sandbox.json"  # in the run folder: the job's uid and owner, and whether it was released
+NODE_HELPER = "starforge.console.executors.jobnet_node"  # run on each node around bubblewrap (its network, channel)
 _NO_STATE = Path("/nonexistent/starforge-state")  # the state folder of an executor not told its own (tests)
 _TIMEOUT = 30.0  # seconds a Slurm command may take before the engine counts as unreachable
 _STOP_POLL = 0.2  # seconds between two checks of a stopping job
@@ -99,7 +102,8 @@ class SlurmExecutor:
         if settings.sandbox:
             if uids is None and os.getuid() == 0:
                 uids = UidPool(*DEFAULT_RANGE)
-            self.isolation = Isolation.for_nodes(storage_root or _NO_STATE, uids if os.getuid() == 0 else None)
+            self.isolation = Isolation.for_nodes(storage_root or _NO_STATE, uids if os.getuid() == 0 else None,
+                                                 settings.network)
         self._held: set[Path] = set()  # run folders whose uid this executor holds in the pool
         self._lock = threading.Lock()
 
@@ -242,11 +246,16 @@ class SlurmExecutor:
         token = env.get(INGEST_TOKEN_VARIABLE)
         if token is not None:
             env[INGEST_TOKEN_VARIABLE] = ""  # the script reads it from TOKEN_FILE; never written into the script
+        console = env.get(INGEST_ENDPOINT_VARIABLE, "")
+        if sandboxed and console:
+            env[INGEST_ENDPOINT_VARIABLE] = channel_endpoint()  # its own network: the console only by its channel
         uid = iso.uids.take(request.owner) if sandboxed and iso is not None and iso.uids is not None else None
         try:
             if sandboxed and iso is not None:
                 inside = self._sandbox(request, uid)
-                job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside))
+                helper = (sys.executable, "-I", "-m", NODE_HELPER, "--network", self.settings.network,
+                          "--console", console)
+                job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside), network_helper=helper)
             else:
                 job = self._job(request, env)
             script = render_batch(job, self.settings)

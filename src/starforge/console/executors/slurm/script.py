@@ -7,7 +7,7 @@ shell-quoted; nothing is interpreted by the shell except what this module writes
 written into the script: it is read at start from `<run_dir>/run-token` (`TOKEN_FILE`), which the executor writes
 with mode 0600 next to the script, so the script can be kept, shown and accounted by Slurm without the secret.
 A sandboxed job (`SlurmJob.sandbox`, the bubblewrap command) starts as `bwrap --args 9 -- <argv> 9<<run>/sandbox.args`
-on each node: the options file (`SANDBOX_ARGS_FILE`, written by the executor) names its view, and `argv` is the
+on each node, behind the node's network helper (`SlurmJob.network_helper`) when it has one: the options file (`SANDBOX_ARGS_FILE`, written by the executor) names its view, and `argv` is the
 command inside it; the script itself never enters a job-side path (bubblewrap's `--chdir` does).
 """
 
@@ -60,6 +60,7 @@ class SlurmJob:
     uses_ray: bool = False
     python: str = "python3"  # the runtime's interpreter; `ray` is taken from the same folder
     sandbox: str = ""  # the bubblewrap command that starts `argv` in the job's view; "": unsandboxed
+    network_helper: tuple[str, ...] = ()  # the node's helper around bubblewrap (its network and channel); (): none
 
 
 def slurm_time(seconds: float) -> str:
@@ -160,7 +161,8 @@ def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> li
     if job.sandbox:
         # Slurm signals every process of a step: bubblewrap ignores SIGTERM (it would die and end the step), and
         # `env --default-signal` gives the job the default action back, so the job alone decides how it stops
-        argv = f"{shlex.quote(job.sandbox)} --args 9 -- env --default-signal=TERM {argv}"
+        helper = f"{_q(job.network_helper)} -- " if job.network_helper else ""
+        argv = f"{helper}{shlex.quote(job.sandbox)} --args 9 -- env --default-signal=TERM {argv}"
         redirect = f" 9<{posixpath.join(job.run_dir, SANDBOX_ARGS_FILE)}"
         ignore = 'trap "" TERM; '
     if total == 1 and not opts:
