@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -121,18 +123,28 @@ def test_device_flow_approve_and_refresh_rotation(console: ConsoleProcess) -> No
         assert api.get("/api/whoami").status_code == 401
 
 
-def test_device_page_approves_with_a_token(console: ConsoleProcess) -> None:
+def test_the_device_page_is_approved_in_a_web_session_and_shows_the_connections_own_address(
+        console: ConsoleProcess) -> None:
     name = unique()
     token = console.token_for(name)
-    grant = httpx.post(f"{console.url}/api/cli/device/code", json={}).json()
-    page = httpx.get(f"{console.url}/cli/device", params={"code": grant["user_code"]})
-    assert page.status_code == 200 and grant["user_code"] in page.text
-    wrong = httpx.post(f"{console.url}/cli/device", data={"user_code": grant["user_code"], "token": "bad"})
-    assert wrong.status_code == 401
-    done = httpx.post(f"{console.url}/cli/device", data={"user_code": grant["user_code"], "token": token})
-    assert done.status_code == 200 and name in done.text
-    assert httpx.post(f"{console.url}/api/cli/device/token",
-                      json={"device_code": grant["device_code"]}).status_code == 200
+    # a forwarded address is believed only from a configured trusted proxy (none here): the page shows the peer's
+    spoofed = {"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"}
+    grant = httpx.post(f"{console.url}/api/cli/device/code", json={}, headers=spoofed).json()
+    link = httpx.get(grant["verification_uri_complete"])
+    assert link.status_code == 303 and link.headers["location"] == f"/ui/device?code={grant['user_code']}"
+    with httpx.Client(base_url=console.url, headers={"Accept": "text/html"}) as browser:
+        assert browser.get(link.headers["location"]).status_code == 401  # sign in first
+        assert browser.post("/ui/signin", data={"token": token}).status_code == 303
+        landing = browser.get(link.headers["location"])
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', landing.text)
+        assert landing.status_code == 200 and csrf
+        review = browser.post("/ui/device/review", data={"user_code": grant["user_code"], "csrf": csrf.group(1)})
+        assert review.status_code == 200 and "<code>127.0.0.1</code>" in review.text, review.text
+        assert "203.0.113.9" not in review.text
+        done = browser.post("/ui/device", data={"user_code": grant["user_code"], "csrf": csrf.group(1)})
+        assert done.status_code == 200 and "Approved" in done.text
+    tokens = httpx.post(f"{console.url}/api/cli/device/token", json={"device_code": grant["device_code"]})
+    assert tokens.status_code == 200 and tokens.json()["user"]["username"] == name
 
 
 def test_logout_revokes_the_login(console: ConsoleProcess) -> None:

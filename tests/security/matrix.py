@@ -111,7 +111,6 @@ def send(http: httpx.Client, call: Call, who: Identity, w: World, grant: dict[st
     query = {k: query_values[k] for k in route.query_params if k in query_values}
     headers = {"Authorization": who.header} if who.header else {}
     content: bytes | None = None
-    form: dict[str, str] | None = None
     key = route.key
     if key == ("POST", "/api/jobs"):
         spec = renamed(w.spec, unique("probe"))
@@ -120,8 +119,6 @@ def send(http: httpx.Client, call: Call, who: Identity, w: World, grant: dict[st
     elif key == ("POST", "/api/plugins/publish"):
         content = plugin_package(PLUGIN)
         headers["Content-Type"] = "application/gzip"
-    elif key == ("POST", "/cli/device"):
-        form = {"user_code": grant["user_code"], "token": who.bare_token}
     elif route.mutating:
         fields = {"id": call.job or w.pending_job, "run_id": call.job or w.pending_job, "job_ref": call.job,
                   "username": owner, "role": "admin", "email": "x@example.com", "user_code": grant["user_code"],
@@ -131,7 +128,7 @@ def send(http: httpx.Client, call: Call, who: Identity, w: World, grant: dict[st
                   "event": "failed", "points": [{"key": "x", "step": 1, "value": 1.0, "ts": 0}]}
         content = json.dumps(fields).encode()
         headers["Content-Type"] = "application/json"
-    with http.stream(route.method, path, params=query, headers=headers, content=content, data=form) as response:
+    with http.stream(route.method, path, params=query, headers=headers, content=content) as response:
         streaming = "text/event-stream" in response.headers.get("content-type", "")
         text = "" if streaming else response.read().decode("utf-8", errors="replace")
     line = f"{route.method} {response.request.url.raw_path.decode()[:140]}"

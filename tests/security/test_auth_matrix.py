@@ -41,8 +41,7 @@ PUBLIC: dict[tuple[str, str], str] = {
     ("POST", "/api/cli/device/token"): "device polling; tokens only for an approved, unconsumed device code",
     ("POST", "/api/auth/refresh"): "authenticated by the refresh token in the body",
     ("POST", "/api/auth/logout"): "revokes the refresh token in the body; unknown tokens are ignored",
-    ("GET", "/cli/device"): "the browser page of the device flow",
-    ("POST", "/cli/device"): "the browser page; authenticated by the token typed into the form",
+    ("GET", "/cli/device"): "the device flow's verification URI: a redirect to the web console's approval page",
     ("GET", "/openapi.json"): "FastAPI's schema: route shapes, no data",
     ("HEAD", "/openapi.json"): "FastAPI's schema",
     ("GET", "/docs"): "the API reference rendered from the schema: route shapes, no data",
@@ -51,17 +50,19 @@ PUBLIC: dict[tuple[str, str], str] = {
     ("GET", "/ui/static/{name}"): "the web console's own stylesheet and script",
 }
 # Public routes that still authenticate a credential carried in the body or a form: strangers must get 401.
-BODY_AUTHENTICATED = {("POST", "/api/auth/refresh"), ("POST", "/cli/device"), ("POST", "/ui/signin")}
+BODY_AUTHENTICATED = {("POST", "/api/auth/refresh"), ("POST", "/ui/signin")}
 # Routes for code inside jobs: only a run token, only for its own run (the matrix always names another run).
 RUN_TOKEN_ONLY = {("POST", "/api/ingest/{path}"), ("GET", "/api/runs/{run_id}/workdir")}
 # Writes any signed-in account (viewers included) may make, acting only for itself.
 SELF_SERVICE: dict[tuple[str, str], str] = {
     ("POST", "/api/admission/check"): "a dry run of admission: nothing is stored",
     ("POST", "/api/cli/device/approve"): "approves a login for the caller's own account",
-    ("POST", "/api/cli/device/deny"): "refuses a pending login",
+    ("POST", "/api/cli/device/deny"): "refuses a pending login the caller's device names (a 404 for anyone else)",
     ("POST", "/api/mcp/rpc"): "the MCP transport; every tool calls the same services as these routes, as the caller",
     ("DELETE", "/api/mcp/rpc"): "the MCP transport (session end)",
+    ("POST", "/ui/device/review"): "the web page showing a pending login before it is approved; changes nothing",
     ("POST", "/ui/device"): "the web page approving a login for the caller's own account",
+    ("POST", "/ui/device/deny"): "the web page refusing a pending login the caller's device names",
     ("POST", "/ui/signout"): "ends the caller's own browser session",
 }
 # Writes an operator (not a viewer) may make on its own jobs and namespace.
@@ -304,5 +305,8 @@ def test_the_run_token_works_only_for_its_own_run_and_only_on_ingest(world: Worl
 
 
 def test_the_device_page_escapes_what_it_echoes(world: World) -> None:
-    page = httpx.get(f"{world.console.url}/cli/device", params={"code": "<script>x</script>"})
-    assert page.status_code == 200 and "<script>" not in page.text
+    link = httpx.get(f"{world.console.url}/cli/device", params={"code": "<script>x</script>"})
+    assert link.status_code == 303 and "<" not in link.headers["location"]
+    with world.console.client(world.tokens[world.alice]) as api:
+        page = api.get(link.headers["location"], headers={"Accept": "text/html"})
+    assert page.status_code == 200 and "<script>x" not in page.text

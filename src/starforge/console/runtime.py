@@ -10,6 +10,7 @@ from typing import Any
 from .runtimes import Runtimes
 from .services.account_cache import AccountCache
 from .services.submission_writer import SubmissionWriter
+from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
 
@@ -46,6 +47,7 @@ class Runtime:
     runtimes: Runtimes = field(init=False)  # recipe runtimes: plans, the cache, the build workers
     accounts: AccountCache = field(init=False)  # bearer tokens and quotas, valid until an account changes
     submissions: SubmissionWriter = field(init=False)  # commits admitted submissions in batches (group commit)
+    throttles: Throttles = field(init=False)  # per-address limits of sign-in and device logins (in this process)
 
     def __post_init__(self) -> None:
         if not self.capacity:
@@ -53,6 +55,7 @@ class Runtime:
         self.runtimes = Runtimes(self.settings.runtimes)
         self.accounts = AccountCache(self.db, self.db.account_changes)
         self.submissions = SubmissionWriter(self)
+        self.throttles = Throttles()
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted

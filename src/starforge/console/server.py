@@ -93,6 +93,11 @@ def serve(settings: Settings) -> None:
         loop="asyncio",
         timeout_keep_alive=5,
         lifespan="on",
+        # X-Forwarded-For/-Proto only from configured proxies: a client's address (what per-client limits count by)
+        # and the scheme are the connection's own, never a header any local process could send (uvicorn's default
+        # trusts loopback)
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies) or None,
     )
     gc.freeze()  # what start-up built lives as long as the process: keep the collector from re-scanning it under load
     uvicorn.Server(config).run(sockets=sockets)

@@ -83,6 +83,9 @@ class Settings:
     port: int = 8080
     database_url: str = ""
     public_url: str = ""
+    # proxies (addresses or networks) whose X-Forwarded-For and X-Forwarded-Proto are believed; none by default, so
+    # a client's address is the connection's peer and HTTPS is what the connection (or an https public_url) says
+    trusted_proxies: tuple[str, ...] = ()
     catalog: CatalogSettings = field(default_factory=CatalogSettings)
     profiles: tuple[ProfileEntry, ...] = field(default_factory=_default_profiles)
     capacity: dict[str, int] = field(default_factory=_default_capacity)
@@ -300,6 +303,21 @@ def _check_caches(settings: Settings) -> None:
                             "their account's hub cache and must never write a runtime")
 
 
+def _trusted_proxies(raw: Any) -> tuple[str, ...]:
+    """Read `trusted_proxies`: a list of IP addresses or networks (`10.0.0.0/8`)."""
+    import ipaddress
+
+    if not isinstance(raw, list):
+        raise SettingsError("trusted_proxies: must be a list of IP addresses or networks, e.g. [127.0.0.1, 10.0.0.0/8]")
+    out = []
+    for i, item in enumerate(raw):
+        try:
+            out.append(str(ipaddress.ip_network(str(item), strict=False)))
+        except ValueError as exc:
+            raise SettingsError(f"trusted_proxies[{i}]: {item!r} is not an IP address or network ({exc})") from exc
+    return tuple(out)
+
+
 def _admission(raw: Any) -> dict[str, Any]:
     """Read `admission: {unplaceable: refuse | queue}`."""
     if not isinstance(raw, dict) or set(raw) - {"unplaceable"}:
@@ -374,6 +392,8 @@ def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
                 out["runtimes"] = runtime_settings_from(value, _default_runtimes())
             except ValueError as exc:
                 raise SettingsError(str(exc)) from exc
+        elif key == "trusted_proxies":
+            out["trusted_proxies"] = _trusted_proxies(value)
         elif key == "image_allowlist":
             out["image_allowlist"] = None if value is None else tuple(str(v) for v in value)
         else:

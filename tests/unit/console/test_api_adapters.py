@@ -118,5 +118,5 @@ def test_the_device_flow_answers_with_its_own_statuses(console: tuple[TestClient
     assert missing.status_code == 422 and missing.json()["problems"][0]["field"] == "refresh_token"
     assert client.post("/api/auth/logout", json={"refresh_token": session["refresh_token"]}).json() == {"ok": True}
     assert client.post("/api/auth/refresh", json={"refresh_token": session["refresh_token"]}).status_code == 401
-    page = client.post("/cli/device", data={"user_code": "NOPE", "token": "sfp_wrong"})
-    assert page.status_code == 401 and "Not approved" in page.text
+    page = client.get("/cli/device", params={"code": started["user_code"]}, follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == f"/ui/device?code={started['user_code']}"

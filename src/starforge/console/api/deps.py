@@ -1,5 +1,5 @@
-"""Request dependencies: the runtime, the caller (bearer token, or a run's token for ingest) and where uploads are
-spooled."""
+"""Request dependencies: the runtime, the caller (bearer token, a browser session on the web pages, or a run's token
+for ingest), the client's address and where uploads are spooled."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from ..runtime import Runtime
 from ..services import logins, roles
 from ..services.accounts import UserView
 from ..services.errors import AuthRequired, Forbidden, Rejected
-from ..web.sessions import COOKIE, WebCaller
+from ..web.sessions import Arrival, WebCaller, cookie_name, origin_of, reached_securely
 
-__all__ = ["bearer_token", "current_admin", "current_user", "refuse_nul_parameters", "run_token", "runtime", "upload_dir",
-           "web_caller", "web_visitor"]
+__all__ = ["bearer_token", "client_address", "current_admin", "current_user", "refuse_nul_parameters", "run_token",
+           "runtime", "upload_dir", "web_arrival", "web_caller", "web_visitor"]
 
 
 def _runtime(request: Request) -> Runtime:
@@ -49,21 +49,40 @@ async def current_user(request: Request) -> UserView:
     return await _account_of(_runtime(request), bearer_token(request))
 
 
-async def _account_of(rt: Runtime, token: str) -> UserView:
-    """The account behind an API token or a web session's token: from memory when seen before, else the database."""
-    cached = rt.accounts.cached_user(token)
+async def _account_of(rt: Runtime, token: str, *, web: bool = False) -> UserView:
+    """The account behind an API token, or with `web` a browser session: from memory when seen before, else the
+    database. Neither is accepted for the other (a session offered to the API is a 401 saying so)."""
+    cached = rt.accounts.cached_user(token, web=web)
     if cached is not None:
         return cached
-    return await run_in_threadpool(logins.authenticate, rt, token=token)
+    return await run_in_threadpool(logins.authenticate, rt, token=token, web=web)
+
+
+async def client_address(request: Request) -> str:
+    """Return the client's address: the connection's peer (a proxy's forwarded address only when the server was
+    told to trust that proxy, `trusted_proxies`), or "" when there is none; what per-client limits count by."""
+    return request.client.host if request.client is not None else ""
+
+
+def _secure(request: Request) -> bool:
+    return reached_securely(request.url.scheme, _runtime(request).settings.public_url)
+
+
+async def web_arrival(request: Request) -> Arrival:
+    """Return where a browser request comes from: its address, HTTPS or not, the `Origin` and `Sec-Fetch-Site` it
+    sent, and the origins this console answers as (this request's own, and the configured `public_url`'s)."""
+    own = (origin_of(str(request.base_url)), origin_of(_runtime(request).settings.public_url))
+    return Arrival(await client_address(request), _secure(request), request.headers.get("origin", ""),
+                   request.headers.get("sec-fetch-site", ""), tuple(o for o in own if o))
 
 
 async def web_caller(request: Request) -> WebCaller:
-    """Return the caller of a web console request: the browser session of its cookie, checked like a bearer token
-    (same cache, same refusals), or else its bearer token exactly as `current_user` (401 otherwise)."""
-    secret = request.cookies.get(COOKIE, "")
+    """Return the caller of a web console request: the browser session of its cookie (`__Host-sf_session` over
+    HTTPS, `sf_session` over HTTP), or else its bearer token exactly as `current_user` (401 otherwise)."""
+    secret = request.cookies.get(cookie_name(_secure(request)), "")
     if not secret:
         return WebCaller(await current_user(request))
-    return WebCaller(await _account_of(_runtime(request), secret), secret)
+    return WebCaller(await _account_of(_runtime(request), secret, web=True), secret)
 
 
 async def web_visitor(request: Request) -> WebCaller | None:

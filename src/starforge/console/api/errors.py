@@ -11,9 +11,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
 from ...contract import Problem, render_problems
-from ..services.errors import ConsoleError, Rejected
+from ..services.errors import ConsoleError, Rejected, TooManyRequests
 
-__all__ = ["error_body", "install_error_handlers"]
+__all__ = ["error_body", "error_headers", "install_error_handlers"]
 
 log = logging.getLogger("starforge.console")
 
@@ -29,14 +29,21 @@ def error_body(title: str, problems: list[Problem], warnings: list[Problem] | No
     return body
 
 
+def error_headers(exc: ConsoleError) -> dict[str, str]:
+    """Return the headers a refusal carries: how to authenticate (401), how long to wait (429)."""
+    if isinstance(exc, TooManyRequests):
+        return {"Retry-After": str(exc.retry_after)}
+    return {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers: domain errors, 404/405 from routing, malformed bodies (422), and anything else (500)."""
 
     @app.exception_handler(ConsoleError)
     async def _domain(_request: Request, exc: ConsoleError) -> JSONResponse:
         warnings = exc.warnings if isinstance(exc, Rejected) else None
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse(error_body(exc.detail, exc.problems, warnings), status_code=exc.status, headers=headers)
+        return JSONResponse(error_body(exc.detail, exc.problems, warnings), status_code=exc.status,
+                            headers=error_headers(exc) or None)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -1,4 +1,4 @@
-"""Bearer tokens and quotas remembered between requests, forgotten the moment any account, token or quota changes.
+"""Bearer tokens, browser sessions and quotas remembered between requests, forgotten the moment any account, token or quota changes.
 
 Every entry carries the change stamp (`store.signals.ChangeSignal`) read *before* the database was: it is served only
 while the stamp is unchanged, so a token revoked, an account disabled or a quota lowered — by this console or by an
@@ -30,6 +30,7 @@ class _Token:
     user: UserView
     expires_at: float | None
     stamp: int
+    web: bool  # a browser session (served only to the web pages), else an API or access token (only to the API)
 
 
 @dataclass(frozen=True)
@@ -54,27 +55,29 @@ class AccountCache:
             self._tokens, self._quotas, self._seen = {}, {}, stamp
         return stamp
 
-    def cached_user(self, secret: str) -> UserView | None:
-        """Return the account behind `secret` if it is cached and still valid, without touching the database."""
+    def cached_user(self, secret: str, *, web: bool = False) -> UserView | None:
+        """Return the account behind `secret` — a bearer token, or with `web` a browser session — if it is cached and
+        still valid, without touching the database."""
         if not secret or len(secret) > accounts.MAX_SECRET:
             return None
         stamp = self._current()
         found = self._tokens.get(accounts.hash_token(secret))
-        if found is None or found.stamp != stamp:
-            return None
+        if found is None or found.stamp != stamp or found.web != web:
+            return None  # a session offered as a bearer token (or the reverse): the database path refuses it
         if found.expires_at is not None and found.expires_at < time.time():
             return None  # the database path says why (expired)
         return found.user
 
-    def user(self, secret: str) -> UserView:
-        """Return the account behind a bearer token (access or API token), or raise AuthRequired."""
-        cached = self.cached_user(secret)
+    def user(self, secret: str, *, web: bool = False) -> UserView:
+        """Return the account behind a bearer token (access or API token) — or, with `web`, behind a browser
+        session — or raise AuthRequired."""
+        cached = self.cached_user(secret, web=web)
         if cached is not None:
             return cached
         stamp = self._current()
         with self._db.read() as session:
-            user, expires_at = accounts.authenticate_with_expiry(session, secret)
-        self._remember(self._tokens, accounts.hash_token(secret), _Token(user, expires_at, stamp))
+            user, expires_at = accounts.authenticate_with_expiry(session, secret, web=web)
+        self._remember(self._tokens, accounts.hash_token(secret), _Token(user, expires_at, stamp, web))
         return user
 
     def cached_quota(self, user: UserView) -> QuotaView | None:

@@ -1,8 +1,9 @@
 """Accounts and credentials: users with roles, and tokens stored only as SHA-256 hashes.
 
 Token kinds: `access` (short-lived, from a login), `refresh` (rotating; reuse of a rotated one revokes its whole
-family), `api` (long-lived, for CI and scripts) and `run` (valid only for one run's ingest). What a role may do is
-decided by `roles`, never here.
+family), `api` (long-lived, for CI and scripts), `run` (valid only for one run's ingest) and `web` (a browser
+session: it authenticates the web console's pages only, never the API, since a browser hands its cookies to every
+port of the host). What a role may do is decided by `roles`, never here.
 
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
@@ -27,17 +28,20 @@ __all__ = [
     "SessionTokens",
     "UserView",
     "MAX_SECRET",
+    "NOT_AN_API_TOKEN",
     "authenticate",
     "authenticate_run",
     "authenticate_with_expiry",
     "create_user",
     "create_user_from",
+    "end_web_session",
     "ensure_user",
     "get_user",
     "hash_token",
     "issue_api_token",
     "issue_run_token",
     "issue_session",
+    "issue_web_session",
     "list_users",
     "logout",
     "refresh_session",
@@ -50,7 +54,10 @@ __all__ = [
 # A username names the directory runs/<user>/ and fills users.username (64 characters wide).
 _MAX_USERNAME = 64
 MAX_SECRET = 200  # longer bearer values are no token of ours: refused without hashing or a query
-_PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_"}
+_PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_", "web": "sfw_"}
+_API_KINDS = ("access", "api")
+NOT_AN_API_TOKEN = ("a web session is not an API token: send an API token (`sf console token create`) or the token of "
+                    "`sf login`")
 
 
 @dataclass(frozen=True)
@@ -229,6 +236,18 @@ def issue_session(
     return SessionTokens(access, refresh, access_ttl)
 
 
+def issue_web_session(db: Session, user: UserView, *, ttl: int) -> str:
+    """Create a browser session of `ttl` seconds and return its secret (the cookie's value; only its hash is kept)."""
+    return _store(db, user.id, "web", ttl=ttl, family=secrets.token_hex(8), name="web session")
+
+
+def end_web_session(db: Session, secret: str) -> None:
+    """Revoke the browser session whose secret is `secret`; anything else (another kind, unknown) is ignored."""
+    found = _lookup(db, secret)
+    if found is not None and found[0].kind == "web" and found[0].revoked_at is None:
+        found[0].revoked_at = time.time()
+
+
 def issue_run_token(db: Session, user: UserView, run_id: str) -> str:
     """Create the ingest token of one run (valid only for that run id, only on ingest)."""
     return _store(db, user.id, "run", ttl=None, run_id=run_id, name=f"run {run_id}")
@@ -251,19 +270,26 @@ def authenticate(db: Session, secret: str) -> UserView:
     return authenticate_with_expiry(db, secret)[0]
 
 
-def authenticate_with_expiry(db: Session, secret: str) -> tuple[UserView, float | None]:
-    """Return the account behind a bearer token (access or api) and when the token expires, or raise
-    AuthRequired."""
+def authenticate_with_expiry(db: Session, secret: str, *, web: bool = False) -> tuple[UserView, float | None]:
+    """Return the account behind a bearer token (access or api) — or, with `web`, behind a browser session — and
+    when it expires, or raise AuthRequired. Neither is ever accepted for the other."""
     found = _lookup(db, secret)
     if found is None:
-        raise AuthRequired("invalid token: log in again with `sf login`")
+        raise AuthRequired("invalid token: log in again with `sf login`" if not web else
+                           "your session is not known here (it may have ended): sign in again")
     token, user = found
-    if token.kind not in ("access", "api"):
+    if web and token.kind != "web":
+        raise AuthRequired("this is not a web session: sign in on the console's page")
+    if not web and token.kind == "web":
+        raise AuthRequired(NOT_AN_API_TOKEN)
+    if not web and token.kind not in _API_KINDS:
         raise AuthRequired("this token cannot be used here")
     if token.revoked_at is not None:
-        raise AuthRequired("token revoked: log in again with `sf login`")
+        raise AuthRequired("your session has ended: sign in again" if web else
+                           "token revoked: log in again with `sf login`")
     if token.expires_at is not None and token.expires_at < time.time():
-        raise AuthRequired("token expired: log in again with `sf login`")
+        raise AuthRequired("your session expired: sign in again" if web else
+                           "token expired: log in again with `sf login`")
     if user.disabled:
         raise AuthRequired(f"account {user.username} is disabled")
     return user_view(user), token.expires_at

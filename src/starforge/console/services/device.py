@@ -1,6 +1,10 @@
-"""The device-code login flow (RFC 8628 shape, wire-protocol §4.3): start, approve by a signed-in user, poll.
+"""The device-code login flow (RFC 8628 shape, wire-protocol §4.3): start, look up, approve or deny by a signed-in
+user, poll, and purge the expired.
 
-Tier: query (runs over the caller's session; never begins or commits a transaction). The API's use cases are `device_logins`.
+Tier: query (runs over the caller's session; never begins or commits a transaction). The API's use cases are
+`device_logins`. A pending login belongs to nobody until it is approved; it may be denied by an administrator or by
+the account its device names as its `user` (what the device says of itself, §4.5), and by no one else: for anyone
+else, denying it is a NotFound, as for an unknown code.
 """
 
 from __future__ import annotations
@@ -10,14 +14,19 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ..store.models import DeviceCode, User
+from . import roles
 from .accounts import SessionTokens, UserView, hash_token, issue_session, user_view
 from .errors import NotFound
 
-__all__ = ["DeviceGrant", "DevicePoll", "approve", "deny", "poll", "start"]
+__all__ = ["PURGE_BATCH", "PURGE_GRACE", "DeviceGrant", "DevicePoll", "PendingLogin", "approve", "deny",
+           "oldest_pending", "pending", "pending_count", "poll", "purge_expired", "start"]
+
+PURGE_GRACE = 300.0  # an expired login is kept this long, so a late poll still reads `expired_token`
+PURGE_BATCH = 100  # rows one purge deletes at most: bounded work, and still more than one start ever adds
 
 # No vowels or look-alikes: codes are read aloud and typed by people.
 _ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
@@ -30,6 +39,19 @@ class DevicePoll:
     error: str = ""
     user: UserView | None = None
     tokens: SessionTokens | None = None
+
+
+@dataclass(frozen=True)
+class PendingLogin:
+    """A pending device login as the approval page shows it: its code, what the device says of itself, when and
+    from which address it was started, when it expires, and whether the viewer may deny it."""
+
+    user_code: str
+    device: dict[str, object]
+    requested_at: float
+    client: str
+    expires_at: float
+    can_deny: bool
 
 
 @dataclass(frozen=True)
@@ -52,8 +74,30 @@ def _normalise(user_code: str) -> str:
     return f"{code[:4]}-{code[4:]}" if len(code) == 8 else user_code.strip().upper()
 
 
-def start(db: Session, *, device_info: dict[str, object], ttl: int, interval: int) -> DeviceGrant:
-    """Start a device login and return its codes."""
+def purge_expired(db: Session, *, now: float, limit: int = PURGE_BATCH) -> int:
+    """Delete at most `limit` device logins that expired more than `PURGE_GRACE` seconds ago; return how many."""
+    ids = list(db.scalars(select(DeviceCode.id).where(DeviceCode.expires_at < now - PURGE_GRACE)
+                          .order_by(DeviceCode.expires_at).limit(limit)))
+    if ids:
+        db.execute(delete(DeviceCode).where(DeviceCode.id.in_(ids)))
+    return len(ids)
+
+
+def pending_count(db: Session, *, client: str, now: float) -> int:
+    """Return how many unexpired pending device logins `client` started."""
+    return int(db.scalar(select(func.count()).select_from(DeviceCode).where(
+        DeviceCode.client == client, DeviceCode.status == "pending", DeviceCode.expires_at >= now)) or 0)
+
+
+def oldest_pending(db: Session, *, client: str, now: float) -> float:
+    """Return when the first of `client`'s unexpired pending device logins expires (`now` when there is none)."""
+    first = db.scalar(select(func.min(DeviceCode.expires_at)).where(
+        DeviceCode.client == client, DeviceCode.status == "pending", DeviceCode.expires_at >= now))
+    return float(first) if first is not None else now
+
+
+def start(db: Session, *, device_info: dict[str, object], ttl: int, interval: int, client: str = "") -> DeviceGrant:
+    """Start a device login requested from the address `client` and return its codes."""
     device_code = secrets.token_urlsafe(32)
     user_code = _user_code()
     while db.scalar(select(DeviceCode).where(DeviceCode.user_code == user_code)) is not None:
@@ -68,6 +112,7 @@ def start(db: Session, *, device_info: dict[str, object], ttl: int, interval: in
             interval=interval,
             expires_at=now + ttl,
             created_at=now,
+            client=client[:64],
         )
     )
     return DeviceGrant(device_code, user_code, interval, ttl)
@@ -80,18 +125,38 @@ def _pending_by_user_code(db: Session, user_code: str) -> DeviceCode:
     return row
 
 
+def _device_of(row: DeviceCode) -> dict[str, object]:
+    info = json.loads(row.device_info or "{}")
+    return info if isinstance(info, dict) else {}
+
+
+def _may_deny(row: DeviceCode, user: UserView) -> bool:
+    return roles.can_admin(user) or (bool(user.username) and _device_of(row).get("user") == user.username)
+
+
+def pending(db: Session, user: UserView, user_code: str) -> PendingLogin:
+    """Return the pending device login of `user_code` as `user` may see it (NotFound when there is none)."""
+    row = _pending_by_user_code(db, user_code)
+    return PendingLogin(row.user_code, _device_of(row), row.created_at, row.client or "", row.expires_at,
+                        _may_deny(row, user))
+
+
 def approve(db: Session, user: UserView, user_code: str) -> dict[str, object]:
     """Bind a pending device login to `user`; returns what the device told about itself."""
     row = _pending_by_user_code(db, user_code)
     row.status = "approved"
     row.user_id = user.id
-    info: dict[str, object] = json.loads(row.device_info or "{}")
-    return info
+    return _device_of(row)
 
 
-def deny(db: Session, user_code: str) -> None:
-    """Refuse a pending device login."""
-    _pending_by_user_code(db, user_code).status = "denied"
+def deny(db: Session, user: UserView, user_code: str) -> None:
+    """Refuse a pending device login: for an administrator, or for the account its device names as `user`; for
+    anyone else it is a NotFound (404), as an unknown code is."""
+    row = _pending_by_user_code(db, user_code)
+    if not _may_deny(row, user):
+        raise NotFound(f"no pending login with code {user_code.strip()!r} that you may deny (only the account the "
+                       "device names, or an administrator, can)")
+    row.status = "denied"
 
 
 def poll(db: Session, device_code: str, *, access_ttl: int, refresh_ttl: int) -> DevicePoll:

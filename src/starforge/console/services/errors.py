@@ -7,6 +7,7 @@
     ├── NotFound        404: unknown, or not yours
     ├── Conflict        409: the resource exists and is immutable
     ├── TooLarge        413: the request body exceeds a limit
+    ├── TooManyRequests 429: a rate limit or a failure backoff; carries the seconds to wait (Retry-After)
     └── Unavailable     503: maintenance mode
 
 Tier: shared (definitions; no database).
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from starforge.contract import Problem
 
-__all__ = ["AuthRequired", "Conflict", "ConsoleError", "Forbidden", "NotFound", "Rejected", "TooLarge", "Unavailable"]
+__all__ = ["AuthRequired", "Conflict", "ConsoleError", "Forbidden", "NotFound", "Rejected", "TooLarge",
+           "TooManyRequests", "Unavailable"]
 
 
 class ConsoleError(Exception):
@@ -71,6 +73,16 @@ class TooLarge(ConsoleError):
     """Raised when a request body exceeds a configured limit."""
 
     status = 413
+
+
+class TooManyRequests(ConsoleError):
+    """Raised when a client must wait before trying again; `retry_after` is the whole number of seconds (≥ 1)."""
+
+    status = 429
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = max(1, retry_after)
 
 
 class Unavailable(ConsoleError):

@@ -1,7 +1,9 @@
-"""Signing in with tokens: authenticate a bearer token, rotate a refresh token, log out (wire-protocol §4.2, §4.6).
+"""Signing in with tokens: authenticate a bearer token, rotate a refresh token, log out (wire-protocol §4.2, §4.6),
+and start or end a browser session with a typed API token.
 
 Tier: use case (each function owns one transaction). The device-code flow is `device_logins`; both answer a new
-session with `session_body`.
+session with `session_body`. Signing in on the web page is limited per client address (`throttle`: a failure
+backoff), so typed tokens cannot be guessed at speed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from . import accounts
 from .accounts import SessionTokens, UserView
 from .errors import AuthRequired, Rejected
 
-__all__ = ["authenticate", "logout", "refresh", "required_text", "session_body"]
+__all__ = ["authenticate", "end_web_session", "logout", "refresh", "required_text", "session_body",
+           "start_web_session"]
 
 
 def required_text(body: Any, key: str) -> str:
@@ -38,9 +41,30 @@ def session_body(user: UserView, tokens: SessionTokens) -> dict[str, Any]:
     }
 
 
-def authenticate(rt: Runtime, *, token: str) -> UserView:
-    """Return the account behind a bearer token (access or API), or raise AuthRequired."""
-    return rt.accounts.user(token)  # from memory until any account, token or quota changes (`account_cache`)
+def authenticate(rt: Runtime, *, token: str, web: bool = False) -> UserView:
+    """Return the account behind a bearer token (access or API) — or, with `web`, behind a browser session — or
+    raise AuthRequired."""
+    return rt.accounts.user(token, web=web)  # from memory until any account, token or quota changes (`account_cache`)
+
+
+def start_web_session(rt: Runtime, *, token: str, client: str, ttl: int) -> tuple[str, UserView]:
+    """Return the secret of a new browser session of `ttl` seconds for the account behind an API (or access) token,
+    and the account; AuthRequired for a bad token, TooManyRequests while `client` must wait after its failures."""
+    token = token.strip()
+    if not token:
+        raise AuthRequired("enter an API token (`sf console token create`, or `sf token create`)")
+    with rt.throttles.sign_in.attempt(client):
+        user = authenticate(rt, token=token)
+    with rt.db.write() as db:
+        secret = accounts.issue_web_session(db, user, ttl=ttl)
+    return secret, user
+
+
+def end_web_session(rt: Runtime, *, secret: str) -> None:
+    """Revoke a browser session; an unknown secret is ignored."""
+    if secret and len(secret) <= accounts.MAX_SECRET:
+        with rt.db.write() as db:
+            accounts.end_web_session(db, secret)
 
 
 def refresh(rt: Runtime, *, body: Any) -> dict[str, Any]:

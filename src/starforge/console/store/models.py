@@ -90,6 +90,9 @@ class DeviceCode(Base):
     expires_at: Mapped[float] = mapped_column(Float)
     last_poll_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
+    client: Mapped[str] = mapped_column(String(64), default="", server_default="")  # the requester's peer address
+    __table_args__ = (Index("ix_device_codes_client_expires", "client", "expires_at"),
+                      Index("ix_device_codes_expires", "expires_at"))
 
 
 class Quota(Base):

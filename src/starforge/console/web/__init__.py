@@ -4,12 +4,13 @@ router is `console.api.routers.web`."""
 
 from __future__ import annotations
 
-from .actions import approve_device, set_disabled, set_role, stop_job
+from .actions import approve_device, deny_device, review_device, set_disabled, set_role, stop_job
 from .admin_pages import admin_page
 from .apidocs import api_docs_page
 from .assets import Asset, asset
 from .pages import (
     device_page,
+    device_review_page,
     error_page,
     job_live,
     job_page,
@@ -20,10 +21,24 @@ from .pages import (
     rejections_page,
     signin_page,
 )
-from .sessions import COOKIE, SignedIn, WebCaller, check_csrf, csrf_token, local_path, sign_in, sign_out
+from .sessions import (
+    COOKIE,
+    SECURE_COOKIE,
+    Arrival,
+    SignedIn,
+    WebCaller,
+    check_csrf,
+    cookie_name,
+    csrf_token,
+    local_path,
+    sign_in,
+    sign_out,
+)
 
 __all__ = [
     "COOKIE",
+    "SECURE_COOKIE",
+    "Arrival",
     "Asset",
     "SignedIn",
     "WebCaller",
@@ -32,8 +47,11 @@ __all__ = [
     "approve_device",
     "asset",
     "check_csrf",
+    "cookie_name",
     "csrf_token",
+    "deny_device",
     "device_page",
+    "device_review_page",
     "error_page",
     "job_live",
     "job_page",
@@ -43,6 +61,7 @@ __all__ = [
     "quota_page",
     "recipes_page",
     "rejections_page",
+    "review_device",
     "set_disabled",
     "set_role",
     "sign_in",

@@ -1,5 +1,5 @@
-"""What a web form changes: stop a job, approve a CLI device login — each checks the session's CSRF token, then calls
-the same service as the API.
+"""What a web form does: stop a job, look up then approve or deny a CLI device login, change an account — each checks
+the session's CSRF token, then calls the same service as the API.
 
 Tier: use case (the services called own their transactions; no HTTP here).
 """
@@ -10,10 +10,11 @@ from typing import Any
 
 from ..runtime import Runtime
 from ..services import admin, device_logins, job_control, roles
+from ..services.device import PendingLogin
 from ..services.errors import Forbidden
 from .sessions import WebCaller, check_csrf
 
-__all__ = ["approve_device", "set_disabled", "set_role", "stop_job"]
+__all__ = ["approve_device", "deny_device", "review_device", "set_disabled", "set_role", "stop_job"]
 
 
 def stop_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
@@ -23,10 +24,22 @@ def stop_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str
     return job_control.stop(rt, user=caller.user, ref=ref)
 
 
-def approve_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str) -> dict[str, Any]:
+def review_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str, client: str) -> PendingLogin:
+    """Return the pending CLI device login of a typed code, to show before approving it (`device_logins.pending`)."""
+    check_csrf(caller, csrf)
+    return device_logins.pending(rt, user=caller.user, user_code=user_code, client=client)
+
+
+def approve_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str, client: str) -> dict[str, Any]:
     """Approve a pending CLI device login for the signed-in account (`device_logins.approve`)."""
     check_csrf(caller, csrf)
-    return device_logins.approve(rt, user=caller.user, body={"user_code": user_code})
+    return device_logins.approve(rt, user=caller.user, body={"user_code": user_code}, client=client)
+
+
+def deny_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str, client: str) -> dict[str, Any]:
+    """Deny a pending CLI device login (an administrator, or the account the device names: `device_logins.deny`)."""
+    check_csrf(caller, csrf)
+    return device_logins.deny(rt, user=caller.user, body={"user_code": user_code}, client=client)
 
 
 def _admin_only(caller: WebCaller, csrf: str) -> None:

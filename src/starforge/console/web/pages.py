@@ -13,6 +13,7 @@ from typing import Any
 from ...contract import Problem
 from ..runtime import Runtime
 from ..services import account_status, job_reads, roles
+from ..services.device import PendingLogin
 from ..services.errors import Rejected
 from ..services.job_queries import JobRow
 from ..services.jobs import STATUSES, TERMINAL
@@ -23,6 +24,7 @@ from .sessions import WebCaller, local_path
 __all__ = [
     "DEFAULT_ROWS",
     "device_page",
+    "device_review_page",
     "error_page",
     "frame",
     "job_live",
@@ -36,6 +38,10 @@ __all__ = [
 ]
 
 DEFAULT_ROWS = 200
+# what the official client says of a device (wire §4.5), in the order the approval page lists it
+_DEVICE_FIELDS = ("user", "hostname", "os", "os_release", "machine", "platform", "terminal", "shell", "cli_version",
+                  "source", "device_id")
+_MAX_DEVICE_FIELDS = 20
 
 
 def frame(caller: WebCaller | None, active: str) -> dict[str, Any]:
@@ -125,6 +131,24 @@ def recipes_page(rt: Runtime, caller: WebCaller) -> str:
 
 
 def device_page(caller: WebCaller, *, code: str = "", message: str = "") -> str:
-    """Return the page approving a CLI device login for the signed-in account, with the last outcome."""
+    """Return the first step of approving a CLI device login: the code (as a link filled it in) to look up, and the
+    outcome of the last step; nothing is approved from here."""
     return render("device.html", **frame(caller, "device"), code=code[:16], message=message)
+
+
+def _device_facts(device: dict[str, object]) -> list[tuple[str, str]]:
+    known = [k for k in _DEVICE_FIELDS if k in device]
+    names = (known + sorted(str(k) for k in device if k not in _DEVICE_FIELDS))[:_MAX_DEVICE_FIELDS]
+    facts = []
+    for name in names:
+        value = device[name]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        facts.append((name[:64], text[:200]))
+    return facts
+
+
+def device_review_page(caller: WebCaller, login: PendingLogin) -> str:
+    """Return the second step: which device asks (what it says of itself, when and from which address it asked),
+    with the buttons approving it for the caller and, when the caller may, denying it."""
+    return render("device_review.html", **frame(caller, "device"), login=login, facts=_device_facts(login.device))
 

@@ -1,29 +1,31 @@
-"""Login endpoints: the device-code flow (with approval by a signed-in user), refresh and logout."""
+"""Login endpoints: the device-code flow (with approval by a signed-in user), refresh and logout. The browser page
+of the device flow (`/cli/device`) is the web console's (`routers.web`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
 from ...services import device_logins, logins
 from ...services.accounts import UserView
 from ..body import read_json
-from ..deps import current_user, refuse_nul_parameters, runtime
-from ..pages import render_device_page
+from ..deps import client_address, current_user, refuse_nul_parameters, runtime
 from ._openapi import DEVICE_CODE, DEVICE_TOKEN, REFRESH_TOKEN, USER_CODE
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
 
 @router.post("/api/cli/device/code", openapi_extra=DEVICE_CODE)
-async def device_code(request: Request, rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Start a device login: the client shows the URI and the code, then polls."""
+async def device_code(request: Request, rt: Runtime = Depends(runtime),
+                      client: str = Depends(client_address)) -> dict[str, Any]:
+    """Start a device login: the client shows the URI and the code, then polls (429 past the address's limits)."""
     body = await read_json(request)
-    return await run_in_threadpool(device_logins.start, rt=rt, body=body, base_url=str(request.base_url))
+    return await run_in_threadpool(device_logins.start, rt=rt, body=body, base_url=str(request.base_url),
+                                   client=client)
 
 
 @router.post("/api/cli/device/token", openapi_extra=DEVICE_TOKEN)
@@ -35,31 +37,19 @@ async def device_token(request: Request, rt: Runtime = Depends(runtime)) -> JSON
 
 
 @router.post("/api/cli/device/approve", openapi_extra=USER_CODE)
-async def device_approve(request: Request, user: UserView = Depends(current_user),
-                         rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+async def device_approve(request: Request, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime),
+                         client: str = Depends(client_address)) -> dict[str, Any]:
     """Approve a pending device login for the caller (`sf login approve CODE`)."""
     body = await read_json(request)
-    return await run_in_threadpool(device_logins.approve, rt=rt, user=user, body=body)
+    return await run_in_threadpool(device_logins.approve, rt=rt, user=user, body=body, client=client)
 
 
 @router.post("/api/cli/device/deny", openapi_extra=USER_CODE)
-async def device_deny(request: Request, _user: UserView = Depends(current_user),
-                      rt: Runtime = Depends(runtime)) -> dict[str, Any]:
-    """Refuse a pending device login."""
+async def device_deny(request: Request, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime),
+                      client: str = Depends(client_address)) -> dict[str, Any]:
+    """Refuse a pending device login (an administrator, or the account the device names)."""
     body = await read_json(request)
-    return await run_in_threadpool(device_logins.deny, rt=rt, body=body)
-
-
-@router.get("/cli/device", response_class=HTMLResponse)
-def device_page(code: str = "") -> HTMLResponse:
-    """Show the approval page of the device flow."""
-    return render_device_page(code)
-
-
-@router.post("/cli/device", response_class=HTMLResponse)
-def device_page_submit(user_code: str = Form(""), token: str = Form(""), rt: Runtime = Depends(runtime)) -> HTMLResponse:
-    """Approve from the page with a token typed by the user."""
-    return render_device_page(user_code, device_logins.approve_on_page(rt=rt, user_code=user_code, token=token))
+    return await run_in_threadpool(device_logins.deny, rt=rt, user=user, body=body, client=client)
 
 
 @router.post("/api/auth/refresh", openapi_extra=REFRESH_TOKEN)

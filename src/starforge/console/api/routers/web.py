@@ -2,13 +2,15 @@
 
 A request is authenticated by its session cookie (or, like the API, a bearer token: `deps.web_caller`). A refusal is
 a page for a browser (a request accepting HTML) and the API's JSON error for everything else; forms answer with a
-redirect (POST, then GET).
+redirect (POST, then GET). Every answer, redirects included, carries `PAGE_HEADERS`; the device flow's browser page
+(`/cli/device`) is only a redirect to the web console's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -23,7 +25,8 @@ from ...services.job_queries import MAX_LIST_LIMIT
 from ...services.sweep_reads import MAX_SWEEPS_LIMIT
 from ...web import admin_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
-from ..deps import refuse_nul_parameters, runtime, web_caller, web_visitor
+from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
+from ..errors import error_headers
 
 # every page: nothing may load from anywhere but this console, and no other site may frame it
 PAGE_HEADERS = {
@@ -35,14 +38,18 @@ PAGE_HEADERS = {
 }
 
 
-def _page(html: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+def _page(html: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
+    return HTMLResponse(html, status_code=status, headers={**PAGE_HEADERS, **(headers or {})})
+
+
+def _redirect(location: str) -> RedirectResponse:
+    return RedirectResponse(location, status_code=303, headers=PAGE_HEADERS)
 
 
 def _answer(answer: admin_pages.FormAnswer) -> Response:
     """A form's answer: a redirect once done, else the page it renders (the form again, or a one-time secret)."""
     if answer.location:
-        return RedirectResponse(answer.location, status_code=303)
+        return _redirect(answer.location)
     return _page(answer.html, answer.status)
 
 
@@ -62,13 +69,14 @@ class _WebRoute(APIRoute):
                     after = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                     return _page(web.signin_page(f"Sign in to see this page ({refused.detail}).", after=after), 401)
                 return _page(web.error_page(await web_visitor(request), refused.status, refused.detail),
-                             refused.status)
+                             refused.status, error_headers(refused))
 
         return handle
 
 
 router = APIRouter(include_in_schema=False, route_class=_WebRoute, dependencies=[Depends(refuse_nul_parameters)])
 Caller = Depends(web_caller)
+Client = Depends(client_address)
 
 
 @router.get("/")
@@ -82,27 +90,31 @@ def home(status: str = Query("", max_length=200), exp: str = Query("", max_lengt
 
 
 @router.post("/ui/signin")
-def signin(request: Request, token: str = Form(""), after: str = Form("/"),
+def signin(token: str = Form(""), after: str = Form("/"), arrival: web.Arrival = Depends(web_arrival),
            rt: Runtime = Depends(runtime)) -> Response:
     """Check the API token typed into the sign-in page, start a browser session (an HttpOnly cookie) and show the
-    page asked for (only ever a page of this console)."""
+    page asked for (only ever a page of this console); a form from another origin, a bad token or too many failures
+    is the sign-in page again, saying why."""
     try:
-        session = web.sign_in(rt, token=token)
-    except AuthRequired as refused:
-        return _page(web.signin_page(f"Not signed in: {refused.detail}", after=after), 401)
-    response = RedirectResponse(web.local_path(after), status_code=303)
-    response.set_cookie(web.COOKIE, session.secret, max_age=session.max_age, path="/", httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https")
+        session = web.sign_in(rt, token=token, arrival=arrival)
+    except ConsoleError as refused:
+        return _page(web.signin_page(f"Not signed in: {refused.detail}", after=after), refused.status,
+                     error_headers(refused))
+    response = _redirect(web.local_path(after))
+    response.set_cookie(session.cookie, session.secret, max_age=session.max_age, path="/", httponly=True,
+                        samesite="strict", secure=session.secure)
     return response
 
 
 @router.post("/ui/signout")
-def signout(csrf: str = Form(""), caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
-    """End the browser session: its login is revoked and its cookie cleared (the form's CSRF token is checked)."""
+def signout(csrf: str = Form(""), caller: web.WebCaller = Caller, arrival: web.Arrival = Depends(web_arrival),
+            rt: Runtime = Depends(runtime)) -> Response:
+    """End the browser session: it is revoked and its cookie cleared (the form's CSRF token is checked)."""
     web.check_csrf(caller, csrf)
     web.sign_out(rt, secret=caller.session)
-    response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(web.COOKIE, path="/", httponly=True, samesite="strict")
+    response = _redirect("/")
+    response.delete_cookie(web.cookie_name(arrival.secure), path="/", httponly=True, samesite="strict",
+                           secure=arrival.secure)
     return response
 
 
@@ -151,7 +163,7 @@ def job_stop(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
              rt: Runtime = Depends(runtime)) -> RedirectResponse:
     """Stop a job from its page, then show the page again."""
     outcome = web.stop_job(rt, caller, ref=ref, csrf=csrf)
-    return RedirectResponse(f"/ui/jobs/{outcome['job_ref']}", status_code=303)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
 
 
 @router.get("/ui/rejections")
@@ -172,18 +184,40 @@ def recipes(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> H
     return _page(web.recipes_page(rt, caller))
 
 
+@router.get("/cli/device")
+def cli_device(code: str = Query("", max_length=64)) -> RedirectResponse:
+    """The device flow's verification page (wire §4.3): the web console's approval page, signed in there."""
+    return _redirect("/ui/device" + (f"?{urlencode({'code': code[:16]})}" if code else ""))
+
+
 @router.get("/ui/device")
 def device(code: str = Query("", max_length=64), caller: web.WebCaller = Caller) -> HTMLResponse:
-    """The page approving a CLI device login for the signed-in account."""
+    """The first step of approving a CLI device login: the code to look up (a link may fill it in)."""
     return _page(web.device_page(caller, code=code))
+
+
+@router.post("/ui/device/review")
+def device_review(user_code: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
+                  client: str = Client, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The second step: which device asks, with the buttons approving (or denying) it (CSRF checked)."""
+    login = web.review_device(rt, caller, user_code=user_code, csrf=csrf, client=client)
+    return _page(web.device_review_page(caller, login))
 
 
 @router.post("/ui/device")
 def device_approve(user_code: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
-                   rt: Runtime = Depends(runtime)) -> HTMLResponse:
-    """Approve a CLI device login (the form's CSRF token is checked)."""
-    web.approve_device(rt, caller, user_code=user_code, csrf=csrf)
+                   client: str = Client, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """Approve a CLI device login from its review (the form's CSRF token is checked)."""
+    web.approve_device(rt, caller, user_code=user_code, csrf=csrf, client=client)
     return _page(web.device_page(caller, message="Approved: return to your terminal."))
+
+
+@router.post("/ui/device/deny")
+def device_deny(user_code: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
+                client: str = Client, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """Deny a CLI device login from its review (an administrator, or the account the device names; CSRF checked)."""
+    web.deny_device(rt, caller, user_code=user_code, csrf=csrf, client=client)
+    return _page(web.device_page(caller, message="Denied: that terminal's login was refused."))
 
 
 @router.get("/ui/sweeps")
@@ -248,7 +282,7 @@ def admin_role(username: str, role: str = Form(""), csrf: str = Form(""), caller
                rt: Runtime = Depends(runtime)) -> RedirectResponse:
     """Change an account's role (administrators only; the form's CSRF token is checked)."""
     web.set_role(rt, caller, username=username, role=role, csrf=csrf)
-    return RedirectResponse("/ui/admin", status_code=303)
+    return _redirect("/ui/admin")
 
 
 @router.post("/ui/admin/users/{username}/disabled")
@@ -256,7 +290,7 @@ def admin_disabled(username: str, disabled: bool = Form(False), csrf: str = Form
                    rt: Runtime = Depends(runtime)) -> RedirectResponse:
     """Disable or enable an account (administrators only; the form's CSRF token is checked)."""
     web.set_disabled(rt, caller, username=username, disabled=disabled, csrf=csrf)
-    return RedirectResponse("/ui/admin", status_code=303)
+    return _redirect("/ui/admin")
 
 
 @router.post("/ui/admin/maintenance")
