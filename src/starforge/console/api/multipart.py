@@ -5,15 +5,16 @@ A part is never read whole before it is checked: its bytes are counted as python
 over, and the first byte past its name's limit ends the request with a 413 naming the part and the limit (the rest
 of the body is not read). Small parts (`spec`, `sweep`, `exp`, `profile`: a few kilobytes) stay in memory; the
 `bundle` part goes to an unnamed temporary file in the uploads folder past 256 KiB (`body.spool_to`), removed when
-the request ends, on every path. Parts of other names are read within the small limit and dropped. The route checks
-the caller (token, role, maintenance) before any part is read: `gate` runs first.
+the request ends, on every path. Parts of other names are read within the small limit and dropped. The caller's
+token was checked by the route; `writer_parts` and `submission_body` check its role and maintenance mode
+(`submissions.require_writable`) before any part is read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -24,14 +25,17 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
+from ..runtime import Runtime
+from ..services.accounts import UserView
 from ..services.admission import Envelope
 from ..services.errors import Rejected, TooLarge
+from ..services.submissions import require_writable
 from .body import IN_MEMORY, Upload, spool_file, spooled_body
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
 
-__all__ = ["MAX_PARTS", "SMALL_PART", "PartLimits", "read_parts", "submission_body"]
+__all__ = ["MAX_PARTS", "SMALL_PART", "PartLimits", "read_parts", "submission_body", "writer_parts"]
 
 SMALL_PART = 1024 * 1024  # a `spec`, `sweep`, `exp` or `profile` part: JSON or text of a few kilobytes
 MAX_PARTS = 16  # parts in one body
@@ -213,15 +217,24 @@ async def _flush(part: _Part | None, directory: Path) -> None:
 
 
 @contextlib.asynccontextmanager
-async def submission_body(request: Request, *, limits: PartLimits, directory: Path,
-                          gate: Callable[[], None]) -> AsyncIterator[Envelope]:
-    """Yield a submission's envelope as it arrived: a multipart body's parts — after `gate` (the caller's role and
-    maintenance mode) passed, before any part is read — or the `X-Forge-Meta` text and the gzip body, spooled whole
+async def writer_parts(request: Request, *, rt: Runtime, user: UserView,
+                       directory: Path) -> AsyncIterator[dict[str, bytes | str | Upload]]:
+    """Yield the parts of a multipart body that creates jobs (`POST /api/sweeps`): refused before any part is read
+    when `user` may not create jobs now (a viewer: 403; maintenance: 503), then read as `read_parts` does, the
+    bundle within the console's `max_bundle_bytes`."""
+    require_writable(user, rt)
+    async with read_parts(request, limits=PartLimits(rt.settings.max_bundle_bytes), directory=directory) as parts:
+        yield parts
+
+
+@contextlib.asynccontextmanager
+async def submission_body(request: Request, *, rt: Runtime, user: UserView, directory: Path) -> AsyncIterator[Envelope]:
+    """Yield a submission's envelope as it arrived: a multipart body's parts (`writer_parts`: the caller's role and
+    maintenance mode checked before any part is read), or the `X-Forge-Meta` text and the gzip body, spooled whole
     first (the official client reads no answer before it has sent everything; the service checks the role then)."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        gate()
-        async with read_parts(request, limits=limits, directory=directory) as parts:
+        async with writer_parts(request, rt=rt, user=user, directory=directory) as parts:
             yield Envelope(parts=parts)
         return
-    async with spooled_body(request, limit=limits.bundle, directory=directory) as upload:
+    async with spooled_body(request, limit=rt.settings.max_bundle_bytes, directory=directory) as upload:
         yield Envelope(meta_header=request.headers.get("x-forge-meta", ""), body=upload)

@@ -16,7 +16,7 @@ from ...services.audit import MAX_ADMISSIONS_LIMIT
 from ...services.job_queries import MAX_LIST_LIMIT
 from ..body import read_json
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
-from ..multipart import PartLimits, submission_body
+from ..multipart import submission_body
 from ._openapi import ADMISSION_CHECK, SUBMISSION
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
@@ -29,8 +29,7 @@ async def submit_job(request: Request, user: UserView = Depends(current_user), r
 
     The caller is authenticated before any of the body is read (a multipart body: its role too); the body is then
     spooled to disk, never memory, each multipart part within the limit of its name."""
-    async with submission_body(request, limits=PartLimits(rt.settings.max_bundle_bytes), directory=spool,
-                               gate=lambda: submissions.require_writable(user, rt)) as envelope:
+    async with submission_body(request, rt=rt, user=user, directory=spool) as envelope:
         outcome = await run_in_threadpool(submissions.submit, rt=rt, user=user, envelope=envelope,
                                           idempotency_key=request.headers.get("idempotency-key"))
     return JSONResponse(outcome.body, status_code=outcome.status_code)
