@@ -126,7 +126,7 @@ MULTIPART = {"Content-Type": "multipart/form-data; boundary=b"}
 SPEC_PART = b'--b\r\nContent-Disposition: form-data; name="spec"\r\n\r\n{}\r\n'
 
 
-@pytest.mark.parametrize(("path", "name", "limit"), [("/api/jobs", "spec", MIB), ("/api/sweeps", "sweep", MIB),
+@pytest.mark.parametrize(("path", "name", "limit"), [("/api/jobs", "spec", MIB), ("/api/sweeps", "sweep", 4 * MIB),
                                                      ("/api/jobs", "bundle", 2 * MIB), ("/api/post", "spec", MIB)])
 def test_a_multipart_part_over_its_limit_is_a_413_before_the_rest_is_read(
     console: InProcessConsole, path: str, name: str, limit: int

@@ -3,7 +3,7 @@ submission's body in either of its shapes.
 
 A part is never read whole before it is checked: its bytes are counted as python-multipart's parser hands them
 over, and the first byte past its name's limit ends the request with a 413 naming the part and the limit (the rest
-of the body is not read). Small parts (`spec`, `sweep`, `exp`, `profile`: a few kilobytes) stay in memory; the
+of the body is not read). Small parts (`spec`, `exp`, `profile`: 1 MiB; `sweep`: 4 MiB) stay in memory; the
 `bundle` part goes to an unnamed temporary file in the uploads folder past 256 KiB (`body.spool_to`), removed when
 the request ends, on every path. Parts of other names are read within the small limit and dropped. The caller's
 token was checked by the route; `writer_parts` and `submission_body` check its role and maintenance mode
@@ -35,26 +35,29 @@ from .body import IN_MEMORY, Upload, spool_file, spooled_body
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
 
-__all__ = ["MAX_PARTS", "SMALL_PART", "PartLimits", "read_parts", "submission_body", "writer_parts"]
+__all__ = ["MAX_PARTS", "SMALL_PART", "SWEEP_PART", "PartLimits", "read_parts", "submission_body", "writer_parts"]
 
-SMALL_PART = 1024 * 1024  # a `spec`, `sweep`, `exp` or `profile` part: JSON or text of a few kilobytes
+SMALL_PART = 1024 * 1024  # a `spec`, `exp` or `profile` part: JSON or text of a few kilobytes
+SWEEP_PART = 4 * 1024 * 1024  # a `sweep` part: up to 256 points of a JobSpec each (16 KiB a point)
 MAX_PARTS = 16  # parts in one body
 _MAX_HEADERS = 16 * 1024  # bytes of one part's headers
-_OVERHEAD = MAX_PARTS * (_MAX_HEADERS + SMALL_PART)  # what a body may carry besides its bundle
+_OVERHEAD = SWEEP_PART + MAX_PARTS * (_MAX_HEADERS + SMALL_PART)  # what a body may carry besides its bundle
 _SMALL_NAMES = ("spec", "sweep", "exp", "profile")
 SPOOLED = "bundle"  # the one part that may be large, and goes to a file
 
 
 @dataclass(frozen=True)
 class PartLimits:
-    """The most bytes each part may hold: `bundle` (the console's `max_bundle_bytes`), every other part `small`."""
+    """The most bytes each part may hold: `bundle` (the console's `max_bundle_bytes`), `sweep`, and every other part
+    `small`."""
 
     bundle: int
     small: int = SMALL_PART
+    sweep: int = SWEEP_PART
 
     def of(self, name: str) -> int:
         """Return the limit of the part called `name`."""
-        return self.bundle if name == SPOOLED else self.small
+        return self.bundle if name == SPOOLED else self.sweep if name == "sweep" else self.small
 
 
 def _refused(reason: str) -> Rejected:
