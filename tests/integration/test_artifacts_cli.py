@@ -44,6 +44,10 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
     rows = json.loads(listed.stdout)["artifacts"]
     steps = sorted(r["step"] for r in rows if r["kind"] == "checkpoint")
     assert steps == [2, 4]
+    state = str(console.state_dir.resolve())
+    assert all(state not in r["path"] and str(console.state_dir) not in r["path"] for r in rows), rows
+    view = "/forge/runs/" if console.sandboxed else state  # the path the job saw: never the console's, in a sandbox
+    assert all(r["path"].startswith(view) and f"/{job_id}/out/" in r["path"] for r in rows), rows
     human = sf("job", "artifacts", job_id)
     assert human.returncode == 0 and "checkpoint" in human.stdout and "STEP" in human.stdout
 
@@ -71,6 +75,8 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
         refused = http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": checkpoint})
     assert refused.status_code == 404
     with console.client(token) as http:
+        listed_path = http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": checkpoint})
+        assert listed_path.status_code == 200, listed_path.text  # downloaded by the path it is listed at
         for bad in ("/etc", "../work", "checkpoints/../../work"):
             assert http.get(f"/api/jobs/{job_id}/artifacts/download", params={"path": bad}).status_code == 404
         everything = http.get(f"/api/jobs/{job_id}/artifacts/download")  # no path: every artifact, once each

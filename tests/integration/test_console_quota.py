@@ -78,3 +78,25 @@ def test_concurrent_submissions_never_over_admit(quiet_console: ConsoleProcess) 
     rows = api.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"]
     assert sum(1 for r in rows if r["status"] == "submitted") == cap
     assert sum(1 for r in rows if r["status"] == "queued") == 200 - cap
+
+
+@pytest.mark.parametrize("quiet_console", BACKENDS, indirect=True)
+def test_concurrent_submissions_never_overspend_the_daily_budget(quiet_console: ConsoleProcess) -> None:
+    # 1 GPU hour a day, each 1-GPU job reserves its 0.25 h wall-time limit: exactly 4 fit, whatever the interleaving
+    _name, api = _with_quota(quiet_console, daily_gpu_hours=1, max_job_hours=0.25, max_concurrent_gpus=1000,
+                             max_concurrent_jobs=1000)
+    spec = spec_for(api, gpus=1)
+    token = api.headers["Authorization"]
+    racers = 40
+    limits = httpx.Limits(max_connections=racers, max_keepalive_connections=racers)
+    with httpx.Client(base_url=quiet_console.url, headers={"Authorization": token}, timeout=120, limits=limits,
+                      verify=TLS) as client, ThreadPoolExecutor(max_workers=racers) as pool:
+        responses = list(pool.map(lambda _: submit(client, spec), range(120)))
+    admitted = [r for r in responses if r.status_code in (200, 202)]
+    refused = [r for r in responses if r.status_code == 400]
+    assert (len(admitted), len(refused)) == (4, 116), {r.status_code for r in responses}
+    assert {(p["field"], p["code"]) for r in refused for p in r.json()["problems"]} == {("quota", "quota_exhausted")}
+    assert len(api.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"]) == 4
+    decisions = api.get("/api/admissions/mine", params={"limit": 500}).json()
+    verdicts = [d["verdict"] for d in decisions.get("admissions", decisions.get("decisions", []))]
+    assert verdicts.count("rejected") == 116  # every refusal audited, at admission or at the commit

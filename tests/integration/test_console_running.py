@@ -124,9 +124,9 @@ def test_corpus_is_mounted_read_only_with_docs_dir(console: ConsoleProcess, api:
 def test_an_exhausted_daily_budget_refuses_new_submissions(console: ConsoleProcess) -> None:
     name = unique("budget")
     api = console.client(console.token_for(name))
-    with console.client(console.admin_token) as admin:
-        assert admin.post("/api/admin/quotas", json={"username": name, "daily_gpu_hours": 0.0001}).status_code == 200
-    job = _toy(api, "spender")  # about a second on one slot: more than 0.0001 GPU hours
+    with console.client(console.admin_token) as admin:  # 36 s a day; a job reserves (and may run) all of it
+        assert admin.post("/api/admin/quotas", json={"username": name, "daily_gpu_hours": 0.01}).status_code == 200
+    job = _toy(api, "spender")  # about a second on one slot: what is left no longer holds a whole day's budget
     assert _wait(api, job)["status"] == "succeeded"
     refused = submit(api, spec_for(api, "tinyrl/grpo"))
     assert refused.status_code == 400

@@ -116,6 +116,13 @@ def test_users_list_only_the_datasets_they_may_read(console: ConsoleProcess, for
         for hidden in (f"{owner}/secret", f"{owner}/shared@v9", f"{owner}/none"):
             with pytest.raises(NotFound):
                 client.dataset(hidden)
+    with console.client(other_token) as http:  # the folders stay the console machine's business
+        items = http.get("/api/data/dataset").json()["items"]
+        assert f"{owner}/shared" in {i["id"] for i in items} and all("path" not in i for i in items), items
+        assert str(console.state_dir) not in json.dumps(items)
+    with console.client(console.admin_token) as admin:  # who registers data by its folder, sees the folder
+        registered = admin.get("/api/data/dataset").json()["items"]
+        assert all(i["path"] for i in registered)
     assert sf("dataset", "push", str(data), "no-version").returncode == 2
     bad = sf("dataset", "push", str(data), "bad name@v1")
     assert bad.returncode == 1 and "name" in bad.stderr and "hint" in bad.stderr, bad.stderr

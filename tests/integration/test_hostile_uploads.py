@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -88,6 +89,79 @@ def test_multipart_submission_is_parsed_from_the_spool(console: InProcessConsole
                                files={"bundle": ("bundle.tar.gz", data, "application/gzip")})
     assert response.status_code in (200, 202), response.text
     assert bundle_path(console.state_dir, hashlib.sha256(data).hexdigest()).is_file()
+
+
+class MultipartBody:
+    """A multipart body whose part `name` (a file part) holds `chunks` MiB, streamed; records the chunks pulled."""
+
+    def __init__(self, name: str, chunks: int, before: bytes = b"") -> None:
+        self.head = before + (f'--b\r\nContent-Disposition: form-data; name="{name}"; filename="{name}"\r\n'
+                              "Content-Type: application/octet-stream\r\n\r\n").encode()
+        self.chunks = chunks
+        self.pulled = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self.pulled += 1
+        yield self.head
+        for _ in range(self.chunks):
+            self.pulled += 1
+            yield b"{" * MIB
+        self.pulled += 1
+        yield b"\r\n--b--\r\n"
+
+
+def _post_streamed(console: InProcessConsole, path: str, body: MultipartBody, role: str) -> httpx.Response:
+    """POST `body` to the in-process app over httpx's ASGI transport, which hands the body over only as the app
+    reads it (the test client reads it whole first), so `body.pulled` shows how much the console consumed."""
+    async def post() -> httpx.Response:
+        transport = httpx.ASGITransport(app=console.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.post(path, content=body, headers={
+                **MULTIPART, "Authorization": f"Bearer {console.tokens[role]}"})
+
+    return anyio.run(post)
+
+
+MULTIPART = {"Content-Type": "multipart/form-data; boundary=b"}
+SPEC_PART = b'--b\r\nContent-Disposition: form-data; name="spec"\r\n\r\n{}\r\n'
+
+
+@pytest.mark.parametrize(("path", "name", "limit"), [("/api/jobs", "spec", MIB), ("/api/sweeps", "sweep", 4 * MIB),
+                                                     ("/api/jobs", "bundle", 2 * MIB), ("/api/post", "spec", MIB)])
+def test_a_multipart_part_over_its_limit_is_a_413_before_the_rest_is_read(
+    console: InProcessConsole, path: str, name: str, limit: int
+) -> None:
+    body = MultipartBody(name, 8, before=SPEC_PART if name == "bundle" else b"")  # 8 MiB: far past any part limit
+    response = _post_streamed(console, path, body, "operator")
+    assert response.status_code == 413, response.text
+    problem = response.json()["problems"][0]
+    assert (problem["field"], problem["code"], problem["data"]) == (name, "part_too_large", {"limit": limit})
+    assert str(limit) in response.json()["detail"] and problem["hint"]
+    assert body.pulled < 2 + limit // MIB + 2  # refused at the first byte past the limit: the rest is never read
+    uploads = console.state_dir / "uploads"
+    assert not uploads.exists() or list(uploads.iterdir()) == []  # no temporary file left behind
+
+
+@pytest.mark.parametrize("path", ["/api/jobs", "/api/sweeps", "/api/post"])
+def test_a_viewer_s_multipart_upload_is_refused_before_any_part_is_read(console: InProcessConsole, path: str) -> None:
+    body = MultipartBody("sweep" if path == "/api/sweeps" else "spec", 4)
+    response = _post_streamed(console, path, body, "viewer")
+    assert response.status_code == 403, response.text
+    assert "viewer" in response.json()["detail"]
+    assert body.pulled == 0
+
+
+def test_a_spooled_multipart_bundle_reaches_admission_and_leaves_no_file(console: InProcessConsole) -> None:
+    blob = random.Random(5).randbytes(300_000).hex()  # past what a bundle part keeps in memory: written to a file
+    data = bundle({"experiments/toy/config.yaml": "grpo:\n  max_num_steps: 5\n", "experiments/toy/blob.bin": blob})
+    assert len(data) > 256 * 1024
+    with console.client() as client:
+        spec = spec_for(client, series="h200", gpus=8)
+        response = client.post("/api/jobs", data={"spec": json.dumps(spec), "profile": "h200"},
+                               files={"bundle": ("bundle.tar.gz", data, "application/gzip")})
+    assert response.status_code in (200, 202), response.text
+    assert bundle_path(console.state_dir, hashlib.sha256(data).hexdigest()).read_bytes() == data
+    assert list((console.state_dir / "uploads").iterdir()) == []
 
 
 def _reset_peak(pid: int) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """Sweeps on an in-process console (the real app over ASGI, no background loops; SQLite and PostgreSQL): one
 admission decision for every point, all jobs in one transaction, `max_parallel` in the scheduler's place phase,
-quota queueing the rest, foreign sweeps as 404, the official client's meta `sweep_id`, ranking by a metric."""
+quota queueing the rest, foreign sweeps as 404, the official client's meta `sweep_id` (per account), ranking by a
+metric."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     runtime.db.dispose()
 
 
-def _user(app: tuple[TestClient, Runtime, str], **quota: int) -> httpx.Client:
+def _user(app: tuple[TestClient, Runtime, str], **quota: float) -> httpx.Client:
     client, _rt, admin = app
     name = f"s{uuid.uuid4().hex[:8]}"
     created = client.post("/api/admin/users", json={"username": name}, headers={"Authorization": f"Bearer {admin}"})
@@ -56,6 +57,14 @@ def _user(app: tuple[TestClient, Runtime, str], **quota: int) -> httpx.Client:
     user = TestClient(client.app)
     user.headers["Authorization"] = f"Bearer {created.json()['token']}"
     return user
+
+
+def _set_quota(app: tuple[TestClient, Runtime, str], user: httpx.Client, **quota: float) -> None:
+    client, _rt, admin = app
+    name = user.get("/api/whoami").json()["username"]
+    changed = client.post("/api/admin/quotas", json={"username": name, **quota},
+                          headers={"Authorization": f"Bearer {admin}"})
+    assert changed.status_code == 200, changed.text
 
 
 class _Through(httpx.BaseTransport):
@@ -209,8 +218,7 @@ def test_a_foreign_sweep_is_404_for_show_stop_and_ls(app: tuple[TestClient, Runt
     assert [s["sweep_id"] for s in owner.get("/api/sweeps").json()["sweeps"]] == [sweep_id]
 
 
-def test_the_official_clients_meta_sweep_is_recorded_and_never_joins_a_foreign_one(
-        app: tuple[TestClient, Runtime, str]) -> None:
+def test_the_official_clients_meta_sweep_ids_are_per_account(app: tuple[TestClient, Runtime, str]) -> None:
     owner, other = _user(app), _user(app)
     sweep_id = f"sweep-toy-{uuid.uuid4().hex[:8]}"
     spec = spec_for(owner, hyperparams={"max_num_steps": 2})
@@ -223,10 +231,18 @@ def test_the_official_clients_meta_sweep_is_recorded_and_never_joins_a_foreign_o
     assert len(listed) == 2
     shown = owner.get(f"/api/sweeps/{sweep_id}").json()
     assert sorted(r["params"]["learning_rate"] for r in shown["runs"]) == [0.05, 0.1]  # typed from the spec
-    refused = submit(other, spec, extra_meta={"sweep_id": sweep_id, "sweep_params": {"learning_rate": "1"}})
-    assert refused.status_code == 404, refused.text
-    assert refused.json()["problems"][0]["field"] == "X-Forge-Meta.sweep_id"
-    assert other.get("/api/jobs/mine").json()["jobs"] == []
+    # the same client-chosen id from another account is that account's own sweep: no refusal, nothing learnt
+    theirs = submit(other, spec, extra_meta={"sweep_id": sweep_id, "sweep_params": {"learning_rate": "1"}})
+    assert theirs.status_code in (200, 202), theirs.text
+    assert "another account" not in theirs.text
+    assert [r["job_id"] for r in other.get(f"/api/sweeps/{sweep_id}").json()["runs"]] == [theirs.json()["job_id"]]
+    assert [s["jobs"] for s in other.get("/api/sweeps").json()["sweeps"]] == [1]
+    assert len(other.get("/api/jobs/mine", params={"sweep": sweep_id}).json()["jobs"]) == 1
+    assert other.post(f"/api/sweeps/{sweep_id}/stop").json()["stopped"] == 1  # its own run only
+    assert len(owner.get(f"/api/sweeps/{sweep_id}").json()["runs"]) == 2
+    assert {j["status"] for j in owner.get("/api/jobs/mine", params={"sweep": sweep_id}).json()["jobs"]} != {
+        "stopped"}
+    assert [s["jobs"] for s in owner.get("/api/sweeps").json()["sweeps"]] == [2]
     bad = submit(owner, spec, extra_meta={"sweep_id": "../etc"})
     assert bad.status_code == 400 and bad.json()["problems"][0]["field"] == "X-Forge-Meta.sweep_id"
 
@@ -264,3 +280,64 @@ def test_show_ranks_runs_by_the_recipe_metric_and_marks_the_best(app: tuple[Test
     with pytest.raises(Rejected) as refused:
         sdk.submit_sweep(_points(api, [{"learning_rate": 100.0}]), bundle(), exp="experiments/toy", profile="cpu")
     assert refused.value.problems[0].field == "points[0].spec.hyperparams.learning_rate"
+
+
+def test_a_sweep_fits_the_daily_budget_with_every_point_before_it_counted(
+        app: tuple[TestClient, Runtime, str]) -> None:
+    from starforge.console.store.models import Job
+
+    _client, rt, _admin = app
+    api = _user(app, daily_gpu_hours=1, max_job_hours=0.3)  # each 1-GPU point reserves 0.3 of 1 GPU hour
+    me = api.get("/api/whoami").json()["username"]
+    refused = _post_sweep(api, _points(api, [{"seed": s} for s in range(6)]))
+    assert refused.status_code == 422, refused.text
+    problems = refused.json()["problems"]
+    assert [(p["field"], p["code"]) for p in problems] == [(f"points[{i}].quota", "quota_exhausted") for i in (3, 4, 5)]
+    assert problems[0]["data"] == {"used": 0.0, "limit": 1.0, "reserved": 0.9, "needed": 0.3}
+    assert "reserves 0.3 GPU hours" in problems[0]["message"] and "daily budget of 1 GPU hours" in problems[0]["message"]
+    assert "00:00 UTC" in problems[0]["hint"]
+    assert _count(rt, Job, me) == 0  # refused whole: nothing stored
+    admitted = _post_sweep(api, _points(api, [{"seed": s} for s in range(3)]))
+    assert admitted.status_code == 200, admitted.text
+    spec = spec_for(api, hyperparams={"max_num_steps": 2})
+    for extra in ({}, {"sweep_id": "sweep-toy-20260101-000000", "sweep_params": {"seed": "9"}}):  # the official sweep
+        one_more = submit(api, spec, extra_meta=extra)  # the queued and running points count against it
+        assert one_more.status_code == 400, one_more.text
+        problem = one_more.json()["problems"][0]
+        assert (problem["field"], problem["code"], problem["data"]["reserved"]) == ("quota", "quota_exhausted", 0.9)
+    assert _count(rt, Job, me) == 3
+
+
+def test_placement_checks_the_budget_again_and_a_new_day_renews_it(app: tuple[TestClient, Runtime, str]) -> None:
+    from starforge.console.executors import LocalExecutor
+    from starforge.console.scheduler import Scheduler
+    from starforge.console.services.jobs import set_status
+    from starforge.console.services.quota import day_start
+    from starforge.console.store.models import Job
+
+    _client, rt, _admin = app
+    with rt.db.write() as db:  # the earlier tests' jobs hold the slots: end them, so only the budget is in the way
+        for job in db.scalars(select(Job).where(Job.status.in_(("submitted", "queued")))):
+            set_status(db, job, "stopped", reason="test: cleared")
+    api = _user(app, daily_gpu_hours=1, max_job_hours=0.5, max_concurrent_jobs=1)
+    spec = spec_for(api, hyperparams={"max_num_steps": 2})
+    first, second = (submit(api, spec).json() for _ in range(2))
+    assert (first["status"], second["status"]) == ("submitted", "queued")  # 0.5 + 0.5 of 1 GPU hour: both admitted
+    _set_quota(app, api, daily_gpu_hours=0.9, max_concurrent_jobs=2)  # the job cap is lifted, the budget lowered
+    scheduler = Scheduler(rt, LocalExecutor(rt.capacity, gpus={}))  # only its place phase runs
+    assert scheduler.place() == 0
+    with rt.db.read() as db:
+        row = db.get(Job, second["job_id"])
+        assert row is not None and (row.status, row.waiting_for) == ("queued", "budget")
+    shown = api.get("/api/job", params={"id": second["job_id"]}).json()
+    assert shown["status"] == "queued" and "daily budget of 0.9 GPU hours" in shown["message"], shown
+    with rt.db.write() as db:  # the first run ends, every one of its hours in the previous UTC day
+        job = db.get(Job, first["job_id"])
+        assert job is not None
+        set_status(db, job, "succeeded", reason="test: ended")
+        today = day_start(job.finished_at or 0.0)
+        job.started_at, job.finished_at = today - 1800, today - 1
+    assert scheduler.place() == 1
+    with rt.db.read() as db:
+        row = db.get(Job, second["job_id"])
+        assert row is not None and row.status == "submitted"

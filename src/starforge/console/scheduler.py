@@ -2,7 +2,10 @@
 
 One cycle, in three phases (each logs its duration):
 1. place: under the capacity lock, take every waiting job in queue order (quota priority, then submission time),
-   decide on a snapshot with `capacity.decide` (pure), assume each placement, and commit the new statuses at once;
+   check the account's daily GPU-hour budget again (`budget.over_budget`, on ledgers of the hours run today and
+   reserved by placed and running jobs, each placement charged), decide on a snapshot with `capacity.decide`
+   (pure), assume each placement, and commit the new statuses at once; a job the budget no longer fits waits
+   `queued` with the quota reason (a follow-up step is exempt, as at its admission);
 2. launch: claim placed jobs with a lease (owner, token, expiry), prepare their run directory and start them on
    the executor; on failure undo the placement (requeue with the reason) or fail the job if it can never start.
    A job whose recipe runtime is not built yet is `preparing`: its build runs on a worker thread of `Runtimes`
@@ -33,6 +36,7 @@ from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
 from .runtime import Runtime
 from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
 from .services import accounts, maintenance
+from .services.budget import job_hours, ledgers, over_budget, wall_hours
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
 from .services.followups import create_followups
 from .services.jobs import QUEUE_ORDER, WAITING, set_status
@@ -95,7 +99,7 @@ class Scheduler:
             self.rt.db.lock_capacity(db)
             waiting = db.execute(
                 select(Job.id, Job.user_id, Job.requested_gpus, Job.series_gpus, Job.priority, Job.status,
-                       Job.waiting_for, Job.sweep_id)
+                       Job.waiting_for, Job.sweep_id, Job.profile, Job.action)
                 .where(Job.status.in_(WAITING)).order_by(*QUEUE_ORDER)
             ).all()
             if not waiting:
@@ -103,19 +107,27 @@ class Scheduler:
             snap = take_snapshot(db, self.rt.capacity)
             snap.waiting = {}
             quotas = quotas_for(db, {row[1] for row in waiting}, self.rt.settings.quota)
-            limits = sweep_limits(db, {row[7] for row in waiting if row[7]})  # `sf sweep --max-parallel`
+            limits = sweep_limits(db, {(row[1], row[7]) for row in waiting if row[7]})  # `sf sweep --max-parallel`
+            hours_of = self.rt.settings.profile_max_hours
+            books = ledgers(db, quotas, hours_of, waiting=False)  # the daily budget: run today, placed and running
             series_cache: dict[str, dict[str, int]] = {}  # the same few shapes repeat across thousands of jobs
             changes: list[tuple[str, Fit, str]] = []
-            for job_id, user_id, gpus, series_json, priority, status, waiting_for, sweep_id in waiting:
+            for job_id, user_id, gpus, series_json, priority, status, waiting_for, sweep_id, profile, action in waiting:
                 quota = quotas[user_id]
                 series = series_cache.get(series_json)
                 if series is None:
                     series = series_cache[series_json] = json.loads(series_json or "{}")
                 demand = Demand(job_id, user_id, gpus, series, priority, quota.max_concurrent_gpus,
-                                quota.max_concurrent_jobs, sweep_id, limits.get(sweep_id, 0))
-                fit, reason = decide(snap, demand)
+                                quota.max_concurrent_jobs, sweep_id, limits.get((user_id, sweep_id), 0))
+                hours = job_hours(gpus=gpus, profile=profile, quota=quota, profile_max_hours=hours_of)
+                over = None if action else over_budget(books.get(user_id), hours, gpus=gpus,
+                                                       counted="your placed and running jobs")
+                fit, reason = (Fit.QUOTA_HOURS, f"quota: {over.message}; it starts when the budget renews at 00:00 "
+                               "UTC or once a running job ends early") if over is not None else decide(snap, demand)
                 if fit is Fit.FITS:
                     assume(snap, demand)
+                    if user_id in books:
+                        books[user_id] = books[user_id].charged(hours)
                     changes.append((job_id, fit, ""))
                     continue
                 if fit in (Fit.CAPACITY_BUSY, Fit.BEHIND_QUEUE):
@@ -285,17 +297,17 @@ class Scheduler:
             resolved = json.loads(job.resolved_json or "{}")
             user = accounts.UserView(job.user_id, job.username, "", "", False)
             token = accounts.issue_run_token(db, user, job.id)
-            quota_hours = get_quota(db, user, self.rt.settings.quota).max_job_hours
+            quota = get_quota(db, user, self.rt.settings.quota)
             snapshot = (job.id, job.username, job.profile, job.package_sha, job.action, job.parent_id,
-                        json.loads(job.series_gpus or "{}"))
-        run_id, username, profile, package_sha, action, parent_id, series_gpus = snapshot
+                        json.loads(job.series_gpus or "{}"), job.requested_gpus)
+        run_id, username, profile, package_sha, action, parent_id, series_gpus, gpus = snapshot
         executor = self.engines.for_series(series_gpus)
         recipe = self.rt.catalog.get(spec.spec.recipe.name)
         if recipe is None:
             raise LaunchFailure(f"recipe {spec.spec.recipe.name} is no longer in the served catalog")
         inputs = job_inputs(spec, resolved)
-        hours = [h for h in (self.rt.settings.profile_max_hours.get(profile, 0.0), quota_hours) if h > 0]
-        limits = Limits(wall_seconds=min(hours) * 3600 if hours else None)  # the profile's or the quota's, shorter
+        hours = wall_hours(gpus=gpus, profile_hours=self.rt.settings.profile_max_hours.get(profile, 0.0), quota=quota)
+        limits = Limits(wall_seconds=hours * 3600 if hours else None)  # what the job reserves of the daily budget
         return executor, prepare_run(
             self.rt, spec=spec, recipe=recipe, run_id=run_id, username=username, profile=profile,
             package_sha=package_sha, inputs=inputs, run_token=token, action=action, parent_id=parent_id,

@@ -100,8 +100,10 @@ DATA_KEYS: dict[str, str] = {
     "versions": "object {needed, have, too_old, catalog?}: the PEP 440 requirement, the version that misses it, "
                 "whether that version is below the range (upgrade the client), and the core the catalog was built for",
     "requested": "number: the GPUs the job asks for (Σ nodes × gpus_per_node)",
-    "limit": "number: the account's cap that refused it (max_concurrent_gpus, daily_gpu_hours)",
+    "limit": "number: the cap that refused it (max_concurrent_gpus, daily_gpu_hours; bytes of a multipart part)",
     "used": "number: the GPU hours the account used today (UTC)",
+    "reserved": "number: the GPU hours the account's unfinished jobs (and earlier points of the request) reserve",
+    "needed": "number: the GPU hours the job reserves (its GPUs × its wall-time limit)",
 }
 
 
@@ -205,7 +207,7 @@ CODES: dict[str, str] = {
     "followup_parent_unfinished": "export/eval on request: the run has not succeeded (or is itself a follow-up)",
     "followup_no_checkpoint": "export/eval on request: the run has no (matching) checkpoint left to start from",
     "quota_exceeded": "the request can never fit the account's quota",
-    "quota_exhausted": "the account's daily GPU-hour budget is used up",
+    "quota_exhausted": "the job's reserved GPU hours do not fit what is left of the account's daily budget",
     "bundle_unsafe": "the bundle holds a path, link or file the console refuses",
     "unsafe_path_component": "a name the console lays out on disk is not a safe segment of at most 100 characters "
                              "(usernames: 64)",
@@ -217,6 +219,7 @@ CODES: dict[str, str] = {
     "invalid_request": "a request body or parameter has the wrong shape",
     "json_too_deep": "a JSON document nests arrays and objects deeper than the console reads (64 levels)",
     "invalid_multipart": "a multipart body is malformed: missing boundary, broken part headers or truncated parts",
+    "part_too_large": "a multipart part is larger than the console accepts for its name (413)",
     "value_too_long": "a text value (or header) is longer than the console accepts and stores",
     "yaml_refused": "a YAML file is malformed, too large, nested too deeply or expanded too far by aliases",
     "unsupported_config_mode": "a launch plan's config mode is unknown, or missing where overrides need one",

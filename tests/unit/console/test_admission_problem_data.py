@@ -15,7 +15,8 @@ from starforge.console.services.admission.checks import (
     check_quota,
 )
 from starforge.console.services.admission.context import AdmissionContext, Resolutions
-from starforge.console.services.quota import QuotaView, Usage
+from starforge.console.services.budget import Ledger
+from starforge.console.services.quota import QuotaView
 from starforge.console.services.registries.plugins import PluginView
 from starforge.console.settings import Settings
 from starforge.contract import DATA_KEYS, Problem, ProfileEntry, parse
@@ -40,7 +41,7 @@ def _ctx(tmp_path: Path, **quota: Any) -> AdmissionContext:
     caps = {"max_concurrent_gpus": 8, "max_concurrent_jobs": 0, "daily_gpu_hours": 10.0, "max_storage_gb": 0.0,
             **quota}
     return AdmissionContext(spec=parsed.spec, user=UserView(1, "alice", "user", "", False), settings=settings,
-                            profile="h100:8", quota=QuotaView(**caps), usage=Usage(gpu_hours_today=12.5),
+                            profile="h100:8", quota=QuotaView(**caps), ledger=Ledger(10.0, used=12.5),
                             resolutions=Resolutions())
 
 
@@ -69,7 +70,8 @@ def test_profile_and_series_refusals_list_what_would_be_accepted(tmp_path: Path)
 def test_quota_refusals_carry_the_numbers(tmp_path: Path) -> None:
     data = _documented(check_quota(_ctx(tmp_path)))
     assert data["quota_exceeded"] == {"requested": 16, "limit": 8}
-    assert data["quota_exhausted"] == {"used": 12.5, "limit": 10.0}
+    # 16 GPUs × the whole budget spread over them (no other wall-time limit): 10 GPU hours needed, none left
+    assert data["quota_exhausted"] == {"used": 12.5, "limit": 10.0, "reserved": 0.0, "needed": 10.0}
 
 
 def test_a_plugin_digest_mismatch_gives_both_digests(tmp_path: Path) -> None:

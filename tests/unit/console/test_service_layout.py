@@ -80,7 +80,8 @@ def test_routes_call_one_service_with_keywords(path: Path) -> None:
         for node in ast.walk(route):
             if isinstance(node, ast.With | ast.AsyncWith):
                 managers = [ast.unparse(item.context_expr) for item in node.items]
-                assert all(m.startswith("spooled_body(") for m in managers), f"{route.name}: {managers}"
+                assert all(m.startswith(("spooled_body(", "submission_body(", "writer_parts(")) for m in managers), \
+                    f"{route.name}: {managers}"
             if not isinstance(node, ast.Call):
                 continue
             target = node.func

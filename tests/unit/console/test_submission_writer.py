@@ -17,7 +17,7 @@ from starforge.console.services import quota, submission_writer
 from starforge.console.services.admission import AdmissionRequest, admit
 from starforge.console.services.submission_writer import Admitted
 from starforge.console.settings import load_settings
-from starforge.console.store.models import Idempotency, Job
+from starforge.console.store.models import Admission, Idempotency, Job
 from tests.integration.helpers import spec_for
 
 Make = Callable[..., Admitted]
@@ -45,6 +45,10 @@ def console(tmp_path: Path) -> Iterator[tuple[Runtime, Make]]:
 
     yield rt, make
     rt.db.dispose()
+
+
+def _batch_user(make: Make) -> Any:
+    return make("experiments/who").user  # the account every `make` submits as (nothing is committed here)
 
 
 def _jobs(rt: Runtime) -> list[tuple[str, str, str]]:
@@ -88,3 +92,20 @@ def test_a_failing_submission_does_not_take_its_batch_with_it(console: tuple[Run
     assert isinstance(batch[1].error, RuntimeError) and batch[1].outcome is None
     assert batch[0].outcome is not None and batch[2].outcome is not None
     assert [exp for exp, _status, _why in _jobs(rt)] == ["experiments/a", "experiments/c"]
+
+
+def test_a_batch_admitted_apart_never_overspends_the_daily_budget(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    user = _batch_user(make)
+    with rt.db.write() as db:  # 20 GPU hours a day; an 8-GPU job with a 1 h limit reserves 8 of them
+        quota.set_quota(db, user, {"daily_gpu_hours": 20, "max_job_hours": 1}, rt.settings.quota)
+    batch = [make(f"experiments/b{i}") for i in range(4)]  # each admitted alone, against an empty ledger
+    rt.submissions.commit_batch(batch)
+    assert [item.outcome.status_code for item in batch if item.outcome] == [200, 200, 400, 400]
+    refused = batch[2].outcome.body["problems"][0] if batch[2].outcome else {}
+    assert (refused["field"], refused["code"]) == ("quota", "quota_exhausted")
+    assert refused["data"] == {"used": 0.0, "limit": 20.0, "reserved": 16.0, "needed": 8.0}
+    assert len(_jobs(rt)) == 2  # the refused ones store nothing but their audit rows
+    with rt.db.read() as db:
+        assert [a.verdict for a in db.scalars(select(Admission).order_by(Admission.id))] == [
+            "accepted", "accepted", "rejected", "rejected"]

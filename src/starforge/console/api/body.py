@@ -1,4 +1,5 @@
-"""Request bodies: spooled to disk or read with a size limit (draining the rest), JSON with bounded nesting, multipart.
+"""Request bodies: spooled to disk or read with a size limit (draining the rest), JSON with bounded nesting (multipart
+bodies: `api.multipart`).
 
 Reading a body is part of resolving a request, so it lives here; what the bytes mean is the services' business.
 JSON nesting is bounded by `services.json_text` (re-exported here for the API's readers).
@@ -18,17 +19,14 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, cast
 
 from fastapi import Request
-from python_multipart.multipart import parse_options_header
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
 
 from ...contract import Problem
-from ..services.admission import Envelope
 from ..services.errors import Rejected, TooLarge
 from ..services.json_text import MAX_JSON_DEPTH, json_depth_problem, load_json
 
 __all__ = [
+    "IN_MEMORY",
     "MAX_JSON_DEPTH",
     "Upload",
     "json_depth_problem",
@@ -36,14 +34,12 @@ __all__ = [
     "read_body",
     "read_json",
     "read_json_object",
-    "read_multipart",
-    "read_submission",
+    "spool_file",
     "spooled_body",
 ]
 
 _CHUNK = 1024 * 1024  # bytes gathered before one write to the spool file, and read back at a time
-_IN_MEMORY = 256 * 1024  # a body up to this size is never written to disk
-_EPILOGUE = 4096  # text a multipart body may carry after its closing delimiter
+IN_MEMORY = 256 * 1024  # a body (or a multipart bundle part) up to this size is never written to disk
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -121,11 +117,6 @@ class Upload:
         self._handle.seek(0)
         return cast(BinaryIO, self._handle)
 
-    def tail(self, size: int) -> bytes:
-        """Return the last `size` bytes of the body (blocking: call it in the threadpool)."""
-        self._handle.seek(max(0, self.size - size))
-        return self._handle.read(size)
-
     async def chunks(self) -> AsyncGenerator[bytes, None]:
         """Yield the body again in chunks, reading the file in the threadpool."""
         await run_in_threadpool(self._handle.seek, 0)
@@ -136,7 +127,8 @@ class Upload:
         return f"Upload(size={self.size})"
 
 
-def _spool_file(directory: Path) -> IO[bytes]:
+def spool_file(directory: Path) -> IO[bytes]:
+    """Return a new unnamed temporary file in `directory` (made if missing): gone when closed, even after a crash."""
     directory.mkdir(parents=True, exist_ok=True)
     return tempfile.TemporaryFile(mode="w+b", dir=directory)  # unnamed: gone when closed, even after a crash
 
@@ -147,7 +139,7 @@ def _write(handle: IO[bytes], chunks: list[bytes]) -> None:
 
 @contextlib.asynccontextmanager
 async def spooled_body(request: Request, *, limit: int, directory: Path) -> AsyncIterator[Upload]:
-    """Yield the body: held in memory up to _IN_MEMORY bytes (a usual bundle: no file, no thread hop), spooled to an
+    """Yield the body: held in memory up to IN_MEMORY bytes (a usual bundle: no file, no thread hop), spooled to an
     unnamed file in `directory` beyond (removed on exit); past `limit` keep reading, discarding, and then raise
     TooLarge, so the client reads the refusal instead of a broken connection. Callers authenticate first, so only a
     known account can hold that memory."""
@@ -163,9 +155,9 @@ async def spooled_body(request: Request, *, limit: int, directory: Path) -> Asyn
                 continue
             pending.append(chunk)
             pending_bytes += len(chunk)
-            if pending_bytes >= (_CHUNK if handle is not None else _IN_MEMORY):
+            if pending_bytes >= (_CHUNK if handle is not None else IN_MEMORY):
                 if handle is None:
-                    handle = await run_in_threadpool(_spool_file, directory)
+                    handle = await run_in_threadpool(spool_file, directory)
                 await run_in_threadpool(_write, handle, pending)
                 pending, pending_bytes = [], 0
         if size > limit:
@@ -179,38 +171,3 @@ async def spooled_body(request: Request, *, limit: int, directory: Path) -> Asyn
     finally:
         if handle is not None:
             handle.close()
-
-
-def _multipart_refused(reason: str) -> Rejected:
-    return Rejected("The request body was refused", [
-        Problem("<body>", "invalid_multipart", f"the multipart body is malformed: {reason}",
-                "send multipart/form-data with a boundary parameter and complete parts (spec, bundle)")])
-
-
-async def read_multipart(request: Request, upload: Upload) -> dict[str, bytes | str]:
-    """Parse a spooled multipart body into `{part name: bytes for files, text for fields}`; a malformed body
-    (no boundary, broken part headers, an oversized field, no closing delimiter) is a 400 naming the body."""
-    parser = MultiPartParser(request.headers, upload.chunks(), max_files=4, max_fields=16)
-    try:
-        form = await parser.parse()
-    except MultiPartException as exc:
-        raise _multipart_refused(exc.message) from exc
-    try:
-        boundary = parse_options_header(request.headers.get("content-type", ""))[1].get(b"boundary", b"")
-        tail = await run_in_threadpool(upload.tail, len(boundary) + 4 + _EPILOGUE)
-        if b"--" + boundary + b"--" not in tail:
-            raise _multipart_refused("it ends before its closing boundary (truncated)")
-        out: dict[str, bytes | str] = {}
-        for key, value in form.multi_items():
-            out[key] = await value.read() if isinstance(value, UploadFile) else value
-        return out
-    finally:
-        await form.close()
-
-
-async def read_submission(request: Request, upload: Upload) -> Envelope:
-    """Return a submission's envelope as it arrived: the parts of a multipart body, or the `X-Forge-Meta` text and
-    the spooled gzip body."""
-    if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        return Envelope(parts=await read_multipart(request, upload))
-    return Envelope(meta_header=request.headers.get("x-forge-meta", ""), body=upload)

@@ -40,13 +40,13 @@ class ArtifactDownload:
 
 
 def open_download(rt: Runtime, *, user: UserView, ref: str, path: str) -> ArtifactDownload:
-    """Return the download of the artifact of run `ref` that `path` names (its registered path, or its path inside
-    the run's output folder), or of every artifact the console holds when `path` is empty (none yet: an empty
+    """Return the download of the artifact of run `ref` that `path` names (its path as listed, which is where its
+    job saw it, or its path inside the run's output folder), or of every artifact the console holds when `path` is empty (none yet: an empty
     archive); NotFound for a run the caller may not see, an unknown or remote artifact, or one that is no longer a
     file or folder inside the output folder."""
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
-        run_dir, run_id = job.run_dir, job.id
+        run_dir, run_id, executor_ref = job.run_dir, job.id, job.executor_ref
         registered = artifacts.list_artifacts(db, run_id)
     hint = f"`sf job artifacts {run_id}` lists the run's artifacts"
     if not path:
@@ -54,8 +54,9 @@ def open_download(rt: Runtime, *, user: UserView, ref: str, path: str) -> Artifa
     if not run_dir:
         raise NotFound(f"run {run_id} has not started, so it has no artifacts; {hint}")
     out = Path(os.path.realpath(Path(run_dir) / "out"))
+    job_out = rt.job_paths(Path(run_dir), executor_ref).out
     for artifact, relative in _held_here(registered, run_dir, out):
-        if path in (artifact.path, relative):
+        if path in (f"{job_out}/{relative}", relative, artifact.path):  # as listed, inside the output folder
             os.close(artifact_archive.open_beneath(out, relative))  # gone or swapped for a link: 404 now, not mid-stream
             name = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("/", "-"))[:120]  # a safe header value
             return ArtifactDownload(out, (relative,), f"{run_id}-{name}.tar.gz")

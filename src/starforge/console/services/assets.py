@@ -13,7 +13,7 @@ from typing import Any
 
 from ...contract import VersionedRef
 from ..runtime import Runtime
-from . import dataset_store
+from . import dataset_store, roles
 from .accounts import UserView
 from .errors import NotFound
 from .registries import data
@@ -22,9 +22,14 @@ __all__ = ["corpora", "dataset", "datasets", "list_data", "model", "models", "vo
 
 
 def list_data(rt: Runtime, *, user: UserView, kind: str) -> dict[str, Any]:
-    """Return `{items: [...]}`: the registered versions of `kind` the caller may read."""
+    """Return `{items: [...]}`: the registered versions of `kind` the caller may read; their folders on the console
+    machine (`path`) only to an administrator, who registers them (a job sees its data under `/forge/inputs`)."""
     with rt.db.read() as db:
-        return {"items": [a.to_dict() for a in data.list_assets(db, kind, user)]}
+        items = [a.to_dict() for a in data.list_assets(db, kind, user)]
+    if not roles.can_admin(user):
+        for item in items:
+            del item["path"]
+    return {"items": items}
 
 
 def _by_id(rt: Runtime, user: UserView, kind: str,

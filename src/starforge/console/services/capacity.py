@@ -36,6 +36,7 @@ class Fit(enum.Enum):
     NO_CAPACITY = "no_capacity"
     QUOTA_GPUS = "quota_gpus"
     QUOTA_JOBS = "quota_jobs"
+    QUOTA_HOURS = "quota_hours"  # the daily GPU-hour budget (decided by `budget.over_budget`, not by `decide`)
     SWEEP_LIMIT = "sweep_limit"
     BEHIND_QUEUE = "behind_queue"
     CAPACITY_BUSY = "capacity_busy"
@@ -52,6 +53,7 @@ class Fit(enum.Enum):
 
 
 _WAITING_FOR = {Fit.FITS: "", Fit.NO_CAPACITY: "series", Fit.QUOTA_GPUS: "quota", Fit.QUOTA_JOBS: "quota",
+                Fit.QUOTA_HOURS: "budget",
                 Fit.SWEEP_LIMIT: "sweep",
                 Fit.BEHIND_QUEUE: "capacity", Fit.CAPACITY_BUSY: "capacity"}
 _STATUS = {fit: "submitted" if fit is Fit.FITS else "pending" if fit is Fit.NO_CAPACITY else "queued" for fit in Fit}
@@ -82,7 +84,7 @@ class Snapshot:
     user_gpus: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     user_jobs: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     waiting: dict[str, int] = field(default_factory=dict)  # series -> highest priority waiting for capacity
-    sweep_jobs: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # sweep id -> its placed jobs
+    sweep_jobs: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))  # sweep -> placed jobs
 
 
 def demand_of(job: Job, max_gpus: int, max_jobs: int, sweep_max: int = 0) -> Demand:
@@ -105,7 +107,7 @@ def take_snapshot(db: Session, capacity: dict[str, int]) -> Snapshot:
         snap.user_gpus[user_id] += gpus
         snap.user_jobs[user_id] += 1
         if sweep_id:
-            snap.sweep_jobs[sweep_id] += 1
+            snap.sweep_jobs[(user_id, sweep_id)] += 1
         for series, count in json.loads(series_json or "{}").items():
             snap.used[series] += count
     for series_json, priority in connection.execute(_WAITING_FOR_CAPACITY):
@@ -136,7 +138,7 @@ def decide(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
     if blocked:
         series, why = next(iter(blocked.items()))
         return Fit.NO_CAPACITY, f"{why}: the job waits until an operator adds {series} capacity"
-    placed = snap.sweep_jobs.get(demand.sweep_id, 0) if demand.sweep_id else 0
+    placed = snap.sweep_jobs.get((demand.user_id, demand.sweep_id), 0) if demand.sweep_id else 0
     if demand.sweep_max and placed >= demand.sweep_max:
         return Fit.SWEEP_LIMIT, (
             f"sweep {demand.sweep_id} runs at most {demand.sweep_max} at a time; it starts when one of its "
@@ -167,7 +169,8 @@ def assume(snap: Snapshot, demand: Demand) -> None:
     snap.user_gpus[demand.user_id] = snap.user_gpus.get(demand.user_id, 0) + demand.gpus
     snap.user_jobs[demand.user_id] = snap.user_jobs.get(demand.user_id, 0) + 1
     if demand.sweep_id:
-        snap.sweep_jobs[demand.sweep_id] = snap.sweep_jobs.get(demand.sweep_id, 0) + 1
+        key = (demand.user_id, demand.sweep_id)
+        snap.sweep_jobs[key] = snap.sweep_jobs.get(key, 0) + 1
     for series, count in demand.series_gpus.items():
         snap.used[series] = snap.used.get(series, 0) + count
 

@@ -61,8 +61,10 @@ def remove_run_folder(run_dir: Path, runs_root: Path) -> Removed:
             except OSError:
                 continue
 
-    def failed(_function: Any, path: str, exc: BaseException) -> None:
-        done.errors.append(f"{path}: {exc}")
+    def failed(_function: Any, path: str, exc: BaseException) -> None:  # named inside the run, never on this machine
+        inside = os.path.relpath(path, run_dir)
+        done.errors.append(f"{run_dir.name}/{inside}: {exc.strerror or type(exc).__name__}"
+                           if isinstance(exc, OSError) else f"{run_dir.name}/{inside}: {exc}")
 
     if sys.version_info >= (3, 12):
         shutil.rmtree(run_dir, onexc=failed)

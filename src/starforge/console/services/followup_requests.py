@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -28,6 +29,7 @@ from .errors import Conflict, NotFound, Rejected
 from .followups import add_followup, followup_child, latest_checkpoint
 from .job_queries import JobFilter, visible_jobs
 from .outcome import Outcome
+from .registries.artifacts import shown_path
 from .submissions import require_writable
 
 __all__ = ["FollowupAsk", "followup_from_body", "post_followup", "read_ask", "request_followup"]
@@ -151,8 +153,14 @@ def _create(rt: Runtime, db: Session, user: UserView, parent: Job, ask: Followup
         "job_id": job.id, "run_id": job.id, "queued": True, "status": job.status,
         "message": f"{ask.action} step of {parent.id}, queued for capacity on {job.profile}",
         "requested_gpus": child.total_gpus, "dry_run": False, "warnings": [], "parent": parent.id,
-        "action": ask.action, "checkpoint": checkpoint,
+        "action": ask.action, "checkpoint": _shown(rt, parent, checkpoint),
     })
+
+
+def _shown(rt: Runtime, parent: Job, checkpoint: str) -> str:
+    """Return the checkpoint's path as the parent's job saw it (never the console machine's)."""
+    job_out = rt.job_paths(Path(parent.run_dir), parent.executor_ref).out if parent.run_dir else ""
+    return shown_path(checkpoint, run_dir=parent.run_dir, job_out=job_out)
 
 
 def _checkpoint(db: Session, parent: Job, ask: FollowupAsk) -> str:

@@ -8,6 +8,7 @@ administrator.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -85,10 +86,14 @@ def jobspec(rt: Runtime, *, user: UserView, ref: str) -> Any:
 
 
 def artifacts(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
-    """Return `{artifacts: [...]}`: what a run registered, in registration order."""
+    """Return `{artifacts: [...]}`: what a run registered, in registration order, each at the path its job saw."""
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
-        return {"artifacts": [a.to_dict() for a in artifact_registry.list_artifacts(db, job.id)]}
+        registered = artifact_registry.list_artifacts(db, job.id)
+        run_dir, executor_ref = job.run_dir, job.executor_ref
+    job_out = rt.job_paths(Path(run_dir), executor_ref).out if run_dir else ""
+    return {"artifacts": [a.to_dict(shown=artifact_registry.shown_path(a.path, run_dir=run_dir, job_out=job_out))
+                          for a in registered]}
 
 
 def metrics(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:

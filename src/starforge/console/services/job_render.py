@@ -14,7 +14,9 @@ from ..engines.kuberay import RenderJob, RenderRefused, render_rayjob
 from ..runtime import Runtime
 from . import job_queries
 from .accounts import UserView
+from .budget import wall_hours
 from .errors import Rejected
+from .quota import get_quota
 
 __all__ = ["FORMATS", "render"]
 
@@ -27,11 +29,13 @@ def render(rt: Runtime, *, user: UserView, ref: str, fmt: str) -> dict[str, Any]
         raise Rejected("Unknown render format", [Problem(
             "format", "invalid_request", f"cannot render a job as {fmt!r}",
             f"use one of: {', '.join(FORMATS)}", data={"allowed": list(FORMATS), "got": fmt})])
+    settings = rt.settings
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
         spec_doc, job_id, owner, profile = json.loads(job.spec_json), job.id, job.username, job.profile
-    settings = rt.settings
-    hours = settings.profile_max_hours.get(profile, 0.0)
+        quota = get_quota(db, UserView(job.user_id, owner, "", "", False), settings.quota)
+        hours = wall_hours(gpus=job.requested_gpus, profile_hours=settings.profile_max_hours.get(profile, 0.0),
+                           quota=quota)  # the limit the job would run under here
     facts = RenderJob(job_id=job_id, owner=owner, profile=profile, base_url=settings.base_url,
                       wall_seconds=hours * 3600 if hours > 0 else None,
                       nemo_rl_dir=settings.framework_dirs.get("nemo-rl", ""))

@@ -21,8 +21,8 @@ from .accounts import UserView
 from .errors import Rejected
 from .jobs import ACTIVE  # statuses that hold quota and capacity
 
-__all__ = ["ACTIVE", "MAX_AMOUNT", "MAX_COUNT", "MAX_PRIORITY", "QuotaView", "Usage", "get_quota", "quotas_for",
-           "set_quota", "usage"]
+__all__ = ["ACTIVE", "MAX_AMOUNT", "MAX_COUNT", "MAX_PRIORITY", "QuotaView", "Usage", "day_start", "get_quota",
+           "hours_run", "quotas_for", "set_quota", "usage"]
 
 MAX_COUNT = 1_000_000  # concurrent GPUs or jobs: beyond any cluster, well inside the integer column
 MAX_AMOUNT = 1e9  # GPU hours per day, or GB of storage
@@ -153,15 +153,22 @@ def set_quota(db: Session, user: UserView, body: dict[str, Any], defaults: Quota
     return get_quota(db, user, defaults)
 
 
-def _day_start(now: float) -> float:
+def day_start(now: float) -> float:
+    """Return the start (epoch seconds) of the UTC day holding `now`: the daily budget renews then."""
     return now - (now % 86400)
+
+
+def hours_run(gpus: int, started: float, finished: float | None, *, since: float, now: float) -> float:
+    """Return the GPU hours a job that started at `started` ran from `since` on (until `finished`, or `now`)."""
+    end = finished if finished is not None else now
+    return gpus * max(0.0, end - max(started, since)) / 3600
 
 
 def usage(db: Session, user_id: int, now: float | None = None, *, with_total: bool = True) -> Usage:
     """Measure an account's usage from its job rows (active GPUs and jobs; GPU hours today and, with
     `with_total`, in total — admission skips the total so its cost does not grow with the account's history)."""
     now = now or time.time()
-    day = _day_start(now)
+    day = day_start(now)
     active_gpus = active_jobs = 0
     today = total = 0.0
     running: list[str] = []
@@ -177,7 +184,6 @@ def usage(db: Session, user_id: int, now: float | None = None, *, with_total: bo
             active_jobs += 1
             running.append(job_id)
         if started is not None:
-            end = finished if finished is not None else now
-            total += gpus * max(0.0, end - started) / 3600
-            today += gpus * max(0.0, end - max(started, day)) / 3600
+            total += hours_run(gpus, started, finished, since=started, now=now)
+            today += hours_run(gpus, started, finished, since=day, now=now)
     return Usage(active_gpus, active_jobs, round(today, 4), round(total, 4), running)

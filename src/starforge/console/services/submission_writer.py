@@ -11,9 +11,14 @@ repeated Idempotency-Key gets the answer stored for it, from the store or from a
 batch. If a batch fails as a whole, each of its submissions is committed again on its own, so one bad submission
 never takes the others with it; a caller whose own commit failed gets that error. A console killed mid-batch has
 answered none of that batch's callers, so no acknowledged submission is lost.
-A submission naming a sweep (`meta.sweep_id`) joins it, the sweep being made on first sight (`sweep_rows`), and is
-decided under that sweep's parallel limit; one naming another account's sweep is answered 404 and stores nothing.
-`commit_group` commits the points of one `POST /api/sweeps` together, in one transaction of their own.
+A submission naming a sweep (`meta.sweep_id`) joins that sweep of its account, the sweep being made on first sight
+(`sweep_rows`; sweep ids are per account), and is decided under that sweep's parallel limit.
+The daily GPU-hour budget is checked again here, on the ledgers read inside the lock (`budget.ledgers`), each
+submission charged in arrival order: admission read its ledger outside the lock, so concurrent submissions can never
+both take the last hours — one that no longer fits is refused exactly as admission would have refused it (400, at
+`quota`; audited) and stores nothing else.
+`commit_group` commits the points of one `POST /api/sweeps` together, in one transaction of their own (a point that
+no longer fits the budget refuses the whole group: `GroupRefused`).
 
 Tier: use case (the writer owns its transactions).
 """
@@ -32,18 +37,19 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
-from ...contract import JobSpec
+from ...contract import JobSpec, Problem, render_problems
 from ..store.models import Admission, Idempotency, Job, JobEvent
 from .accounts import UserView
 from .admission import Decision
 from .audit import decision_row
+from .budget import Ledger, job_hours, ledgers, over_budget
 from .capacity import Fit, Snapshot, assume, block, decide, demand_of, take_snapshot
 from .jobs import build_job, status_event
 from .outcome import Outcome
 from .quota import QuotaView, quotas_for
-from .sweep_rows import claim_sweeps, foreign_sweep, sweep_id_of
+from .sweep_rows import claim_sweeps, sweep_id_of
 
-__all__ = ["Admitted", "SubmissionWriter"]
+__all__ = ["Admitted", "GroupRefused", "SubmissionWriter"]
 
 log = logging.getLogger("starforge.submissions")
 MAX_BATCH = 256  # submissions in one transaction: enough to absorb any burst, small enough to answer quickly
@@ -66,6 +72,15 @@ class Admitted:
     outcome: Outcome | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
+
+
+class GroupRefused(Exception):
+    """Raised by `commit_group` when one of its items no longer fits the daily budget (nothing was stored)."""
+
+    def __init__(self, index: int, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.index = index
+        self.problem = problem
 
 
 class SubmissionWriter:
@@ -127,14 +142,16 @@ class SubmissionWriter:
 
     def commit_group(self, items: list[Admitted], prepare: Callable[[Session], None] | None = None) -> list[Outcome]:
         """Commit `items` together in one transaction, on the caller's thread (all or none; an error is raised), and
-        return their answers in order; `prepare` runs first in that transaction (a sweep adds its row there).
-        Blocking: call it in the threadpool."""
-        outcomes = self._write(items, prepare)
+        return their answers in order; `prepare` runs first in that transaction (a sweep adds its row there). Raises
+        GroupRefused, storing nothing, when an item no longer fits the daily budget. Blocking: call it in the
+        threadpool."""
+        outcomes = self._write(items, prepare, whole=True)
         if any(outcome.status_code == 200 for outcome in outcomes):
             self._rt.wake(place=False)
         return outcomes
 
-    def _write(self, batch: list[Admitted], prepare: Callable[[Session], None] | None = None) -> list[Outcome]:
+    def _write(self, batch: list[Admitted], prepare: Callable[[Session], None] | None = None, *,
+               whole: bool = False) -> list[Outcome]:
         rt = self._rt
         with rt.db.write() as db:
             rt.db.lock_capacity(db)
@@ -144,19 +161,24 @@ class SubmissionWriter:
                                        for item in batch])
             answered = _stored_answers(db, batch)
             quotas = quotas_for(db, {item.user.id for item in batch}, rt.settings.quota)
+            books = ledgers(db, quotas, rt.settings.profile_max_hours, waiting=True)
             snap = take_snapshot(db, rt.capacity)
             rows = _Rows()
             outcomes = []
-            for item in batch:
+            for index, item in enumerate(batch):
                 key = (item.user.id, item.idempotency_key) if item.idempotency_key else None
                 if key is not None and key in answered:
                     outcomes.append(answered[key])
                     continue
-                sweep = sweeps.get(sweep_id_of(item.meta))
-                if sweep is not None and sweep.user_id != item.user.id:
-                    outcome = foreign_sweep(sweep.id)
+                quota = quotas[item.user.id]
+                refused = _charge(books, quota, item, rt.settings.profile_max_hours)
+                if refused is not None and whole:
+                    raise GroupRefused(index, refused)
+                if refused is not None:
+                    outcome = _refusal(rows, item, refused)
                 else:
-                    outcome = _decide_one(rows, snap, quotas[item.user.id], item, sweep.max_parallel if sweep else 0)
+                    sweep = sweeps.get((item.user.id, sweep_id_of(item.meta)))
+                    outcome = _decide_one(rows, snap, quota, item, sweep.max_parallel if sweep else 0)
                 if key is not None:
                     answered[key] = outcome
                     rows.add(Idempotency(user_id=item.user.id, key=item.idempotency_key,
@@ -194,6 +216,32 @@ def _stored_answers(db: Session, batch: list[Admitted]) -> dict[tuple[int, str],
                                                 Idempotency.key.in_({key for _, key in keys})))
     return {(row.user_id, row.key): Outcome(row.status_code, json.loads(row.response_json))
             for row in rows if (row.user_id, row.key) in keys}
+
+
+def _charge(books: dict[int, Ledger], quota: QuotaView, item: Admitted,
+            profile_max_hours: dict[str, float]) -> Problem | None:
+    """Charge `item`'s reserved GPU hours to its account's ledger, or return the problem when they no longer fit."""
+    ledger = books.get(item.user.id)
+    if ledger is None:
+        return None
+    gpus = item.spec.total_gpus
+    hours = job_hours(gpus=gpus, profile=item.profile, quota=quota, profile_max_hours=profile_max_hours)
+    refused = over_budget(ledger, hours, gpus=gpus)
+    if refused is None:
+        books[item.user.id] = ledger.charged(hours)
+    return refused
+
+
+def _refusal(rows: _Rows, item: Admitted, problem: Problem) -> Outcome:
+    """Return the answer to a submission the budget refuses at commit, as admission answers it, and audit it."""
+    warnings = item.decision.warnings
+    rows.add(decision_row(user_id=item.user.id, source="submit", verdict="rejected", exp=item.exp,
+                          recipe=item.spec.spec.recipe.name, problems=[problem], warnings=warnings))
+    body: dict[str, Any] = {"detail": render_problems("The JobSpec was rejected", [problem]),
+                            "problems": [problem.to_dict()]}
+    if warnings:
+        body["warnings"] = [str(w) for w in warnings]
+    return Outcome(400, body)
 
 
 def _resolved(decision: Decision) -> dict[str, Any]:

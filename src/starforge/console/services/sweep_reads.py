@@ -39,7 +39,8 @@ def list_sweeps(rt: Runtime, *, user: UserView, limit: int = 50) -> dict[str, An
         counts: dict[str, Counter[str]] = {row.id: Counter() for row in rows}
         if rows:
             for sweep_id, status, count in db.execute(
-                    select(Job.sweep_id, Job.status, func.count()).where(Job.sweep_id.in_(list(counts)))
+                    select(Job.sweep_id, Job.status, func.count()).where(Job.user_id == user.id,
+                                                                         Job.sweep_id.in_(list(counts)))
                     .group_by(Job.sweep_id, Job.status)):
                 counts[sweep_id][status] = count
         return {"sweeps": [{"sweep_id": row.id, "exp": row.exp, "profile": row.profile,
@@ -86,7 +87,8 @@ def show(rt: Runtime, *, user: UserView, sweep_id: str, metric: str = "") -> dic
     sweep that is not the caller's, 422 for a metric neither the recipe declares nor any run reported."""
     with rt.db.read() as db:
         sweep = find_sweep(db, user, sweep_id)
-        jobs = list(db.scalars(select(Job).where(Job.sweep_id == sweep.id).order_by(Job.submitted_at, Job.id)))
+        jobs = list(db.scalars(select(Job).where(Job.user_id == sweep.user_id, Job.sweep_id == sweep.id)
+                               .order_by(Job.submitted_at, Job.id)))
         runs = [{"job_id": job.id, "status": job.status, "message": job.reason, "params": _params(job),
                  "metrics": series_of(db, job.id)["latest"], "recipe": job.recipe} for job in jobs]
     recipe = rt.catalog.get(runs[0]["recipe"]) if runs else None

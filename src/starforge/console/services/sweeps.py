@@ -23,11 +23,13 @@ from . import roles
 from .accounts import UserView
 from .admission import AdmissionRequest, Decision, Meta, read_meta
 from .admission.checks.bundle import bundle_problems
+from .admission.envelope import Parts, bundle_part, small_part
+from .budget import job_hours
 from .bundles import store_bundle
 from .errors import Forbidden, Rejected
 from .jobs import TERMINAL, stop_job
 from .outcome import Outcome
-from .submission_writer import Admitted
+from .submission_writer import Admitted, GroupRefused
 from .submissions import admit_request, record_rejection, require_writable
 from .sweep_rows import find_sweep, new_sweep
 
@@ -42,11 +44,11 @@ def _invalid(field: str, message: str, hint: str) -> Rejected:
     return Rejected("Invalid request", [Problem(field, "invalid_request", message, hint)], status=422)
 
 
-def _read_request(parts: Mapping[str, bytes | str]) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+def _read_request(parts: Parts) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """Return the sweep document, its points and its parallel limit; raise Rejected (422) on a malformed request."""
     from .json_text import load_json
 
-    raw = parts.get("sweep")
+    raw = small_part(parts, "sweep")
     if raw is None:
         raise _invalid("sweep", "the multipart body needs a `sweep` part (JSON)",
                        "send {exp, profile, max_parallel, points: [{params, spec}]} as the part named sweep, "
@@ -84,13 +86,16 @@ def _at_point(index: int, params: Mapping[str, Any], problem: Problem) -> Proble
 
 def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list[dict[str, Any]],
                   bundle: bytes | None) -> list[tuple[Meta, Decision]]:
-    """Admit every point; raise Rejected (422) with every problem of every refused point (each refusal audited)."""
+    """Admit every point, each seeing the GPU hours the points before it reserve; raise Rejected (422) with every
+    problem of every refused point (each refusal audited)."""
     admitted: list[tuple[Meta, Decision]] = []
     problems: list[Problem] = bundle_problems(rt.settings, bundle) if bundle is not None else []
     if problems:  # one bundle for every point: inspected once, and its problems are no point's own
         record_rejection(rt, user, points[0]["spec"] if points else None, problems, [])
         raise Rejected(f"{_TITLE}: the bundle was refused, so nothing was submitted", problems, status=422)
     shared = {key: doc[key] for key in _SHARED if key in doc}
+    quota = rt.accounts.quota(user, rt.settings.quota)
+    reserved = 0.0  # GPU hours the admitted points before this one reserve of the daily budget
     for index, point in enumerate(points):
         meta, meta_problems, warnings = read_meta({**shared, "sweep_params": point["params"], "spec": point["spec"]})
         if meta is None:
@@ -98,11 +103,14 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
             problems += [_at_point(index, point["params"], p) for p in meta_problems]
             continue
         decision = admit_request(rt, AdmissionRequest(user, meta.spec, meta.profile, None, tuple(warnings),
-                                               allow_pending=meta.extra.get("allow_pending") is True))
+                                                      allow_pending=meta.extra.get("allow_pending") is True,
+                                                      reserved_before=reserved))
         if not decision.ok or decision.spec is None:
             record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
             problems += [_at_point(index, point["params"], p) for p in decision.problems]
             continue
+        reserved += job_hours(gpus=decision.spec.total_gpus, profile=meta.profile, quota=quota,
+                              profile_max_hours=rt.settings.profile_max_hours)
         admitted.append((meta, decision))
     if problems:
         refused = len(points) - len(admitted)
@@ -111,14 +119,15 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
     return admitted
 
 
-def submit(rt: Runtime, *, user: UserView, parts: Mapping[str, bytes | str]) -> dict[str, Any]:
+def submit(rt: Runtime, *, user: UserView, parts: Parts) -> dict[str, Any]:
     """Admit every point of a sweep and commit all of its jobs in one transaction; return `{sweep_id, exp, profile,
     max_parallel, jobs: [{job_id, run_id, params, status, queued, message, warnings}]}`, or raise Rejected (422)
-    naming each refused point's problems (nothing stored). Blocking: call it in the threadpool."""
+    naming each refused point's problems (nothing stored). The caller's role was checked before the parts were
+    read (`require_writable`, by the route). Blocking: call it in the threadpool."""
     doc, points, limit = _read_request(parts)
     require_writable(user, rt)
-    raw_bundle = parts.get("bundle")
-    bundle = raw_bundle if isinstance(raw_bundle, bytes) and raw_bundle else None
+    found = bundle_part(parts)
+    bundle = found if found is None or isinstance(found, bytes) else found.read_bytes()
     admitted = _admit_points(rt, user, doc, points, bundle)
     package_sha = store_bundle(rt.settings.state_dir, bundle) if bundle else ""
     first = admitted[0][0]
@@ -134,7 +143,13 @@ def submit(rt: Runtime, *, user: UserView, parts: Mapping[str, bytes | str]) -> 
         for item in items:
             item.meta["sweep_id"] = sweep.id
 
-    outcomes = rt.submissions.commit_group(items, add_sweep)
+    try:
+        outcomes = rt.submissions.commit_group(items, add_sweep)
+    except GroupRefused as refused:  # the budget moved between admission and the commit: nothing was stored
+        point = points[refused.index]
+        record_rejection(rt, user, point["spec"], [refused.problem], [])
+        raise Rejected(f"{_TITLE}: point {refused.index} no longer fits the daily budget, so nothing was submitted",
+                       [_at_point(refused.index, point["params"], refused.problem)], status=422) from None
     return {"sweep_id": made[0], "exp": first.exp, "profile": first.profile, "max_parallel": limit,
             "jobs": [_job_answer(point["params"], outcome) for point, outcome in zip(points, outcomes, strict=True)]}
 
@@ -153,7 +168,8 @@ def stop(rt: Runtime, *, user: UserView, sweep_id: str) -> dict[str, Any]:
         raise Forbidden("viewers cannot stop jobs")
     with rt.db.write() as db:
         sweep = find_sweep(db, user, sweep_id)
-        jobs = list(db.scalars(select(Job).where(Job.sweep_id == sweep.id, Job.status.not_in(TERMINAL))))
+        jobs = list(db.scalars(select(Job).where(Job.user_id == sweep.user_id, Job.sweep_id == sweep.id,
+                                                 Job.status.not_in(TERMINAL))))
         stopped = sum(1 for job in jobs if stop_job(db, job, f"stopped by {user.username} (sweep {sweep.id})"))
     rt.wake()
     return {"sweep_id": sweep.id, "stopped": stopped, "failed": []}

@@ -128,7 +128,7 @@ class Job(Base):
     recipe: Mapped[str] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str] = mapped_column(Text, default="")
-    waiting_for: Mapped[str] = mapped_column(String(16), default="")  # "" | quota | capacity | series | sweep
+    waiting_for: Mapped[str] = mapped_column(String(16), default="")  # "" | quota | budget | capacity | series | sweep | maintenance
     requested_gpus: Mapped[int] = mapped_column(Integer)
     series_gpus: Mapped[str] = mapped_column(Text, default="{}")  # {"series": gpus}
     priority: Mapped[int] = mapped_column(Integer, default=0)
@@ -160,11 +160,12 @@ class Job(Base):
 
 
 class Sweep(Base):
-    """A sweep: its jobs carry its id (`jobs.sweep_id`); `max_parallel` 0 means no limit of its own."""
+    """A sweep of one account: its jobs carry its id (`jobs.sweep_id`, with their `user_id`); ids are per account, so
+    two accounts may use the same one. `max_parallel` 0 means no limit of its own."""
 
     __tablename__ = "sweeps"
     id: Mapped[str] = mapped_column(String(160), primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     exp: Mapped[str] = mapped_column(String(1024), default="")
     profile: Mapped[str] = mapped_column(String(64), default="")
     max_parallel: Mapped[int] = mapped_column(Integer, default=0)

@@ -14,8 +14,9 @@ from ...services import artifact_downloads, job_control, job_reads, job_render, 
 from ...services.accounts import UserView
 from ...services.audit import MAX_ADMISSIONS_LIMIT
 from ...services.job_queries import MAX_LIST_LIMIT
-from ..body import read_json, read_submission, spooled_body
+from ..body import read_json
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
+from ..multipart import submission_body
 from ._openapi import ADMISSION_CHECK, SUBMISSION
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
@@ -26,9 +27,9 @@ async def submit_job(request: Request, user: UserView = Depends(current_user), r
                      spool: Path = Depends(upload_dir)) -> JSONResponse:
     """Admit and persist a job; 200 when it starts, 202 when it is queued, 400/403 with every problem.
 
-    The caller is authenticated before any of the body is read; the body is then spooled to disk, never memory."""
-    async with spooled_body(request, limit=rt.settings.max_bundle_bytes, directory=spool) as upload:
-        envelope = await read_submission(request, upload)
+    The caller is authenticated before any of the body is read (a multipart body: its role too); the body is then
+    spooled to disk, never memory, each multipart part within the limit of its name."""
+    async with submission_body(request, rt=rt, user=user, directory=spool) as envelope:
         outcome = await run_in_threadpool(submissions.submit, rt=rt, user=user, envelope=envelope,
                                           idempotency_key=request.headers.get("idempotency-key"))
     return JSONResponse(outcome.body, status_code=outcome.status_code)

@@ -13,8 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from ...runtime import Runtime
 from ...services import experiment_clean, followup_requests
 from ...services.accounts import UserView
-from ..body import read_json_object, read_submission, spooled_body
+from ..body import read_json_object
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
+from ..multipart import submission_body
 from ._openapi import FOLLOWUP, SUBMISSION
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
@@ -35,8 +36,7 @@ async def post_followup(request: Request, user: UserView = Depends(current_user)
                         spool: Path = Depends(upload_dir)) -> JSONResponse:
     """The official client's `sf export` / `sf eval`: gzip body and X-Forge-Meta with `action` and `flags`; the
     follow-up runs on the caller's newest succeeded run of `exp` (see docs/console.md)."""
-    async with spooled_body(request, limit=rt.settings.max_bundle_bytes, directory=spool) as upload:
-        envelope = await read_submission(request, upload)
+    async with submission_body(request, rt=rt, user=user, directory=spool) as envelope:
         outcome = await run_in_threadpool(followup_requests.post_followup, rt=rt, user=user, envelope=envelope)
     return JSONResponse(outcome.body, status_code=outcome.status_code)
 

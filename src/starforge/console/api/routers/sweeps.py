@@ -12,8 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from ...runtime import Runtime
 from ...services import sweep_reads, sweeps
 from ...services.accounts import UserView
-from ..body import read_multipart, spooled_body
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
+from ..multipart import writer_parts
 from ._openapi import SWEEP
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
@@ -23,10 +23,10 @@ router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 async def submit_sweep(request: Request, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime),
                        spool: Path = Depends(upload_dir)) -> dict[str, Any]:
     """Admit every point of a sweep (multipart: a `sweep` JSON part and a `bundle` file) and create all of its jobs
-    at once; 422 naming `points[i]…` when any point is refused (nothing is stored)."""
-    async with spooled_body(request, limit=rt.settings.max_bundle_bytes, directory=spool) as upload:
-        parts = await read_multipart(request, upload)
-    return await run_in_threadpool(sweeps.submit, rt=rt, user=user, parts=parts)
+    at once; 422 naming `points[i]…` when any point is refused (nothing is stored). The caller's role is checked
+    before any part is read, and each part streams within the limit of its name."""
+    async with writer_parts(request, rt=rt, user=user, directory=spool) as parts:
+        return await run_in_threadpool(sweeps.submit, rt=rt, user=user, parts=parts)
 
 
 @router.get("/api/sweeps")

@@ -12,7 +12,8 @@ from typing import Any
 from ....contract import JobSpec
 from ...settings import Settings
 from ..accounts import UserView
-from ..quota import QuotaView, Usage
+from ..budget import Ledger
+from ..quota import QuotaView
 from ..registries.artifacts import ArtifactView
 from ..registries.data import AssetView
 from ..registries.plugins import PluginView
@@ -39,7 +40,7 @@ class AdmissionContext:
     settings: Settings
     profile: str
     quota: QuotaView
-    usage: Usage  # measured only when quota.daily_gpu_hours is set (zeros otherwise): read it only then
+    ledger: Ledger | None  # the account's day against its daily budget; None without one (or for a follow-up)
     resolutions: Resolutions
     bundle: bytes | None = None
     recipe: Any = None

@@ -8,6 +8,7 @@ optional `exp` and `profile` fields and an optional `bundle` file. Both end in t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,9 @@ from ..json_text import json_depth_problem, load_json
 from ..uploads import SpooledBody
 from .meta import Meta, parse_meta_header, read_meta
 
-__all__ = ["Envelope", "Opened", "first_pool_series", "open_envelope"]
+__all__ = ["Envelope", "Opened", "Parts", "bundle_part", "first_pool_series", "open_envelope", "small_part"]
+
+Parts = Mapping[str, "str | bytes | SpooledBody"]  # a multipart body: small parts as text or bytes, the bundle spooled
 
 _TITLE = "The submission was rejected"
 
@@ -28,7 +31,7 @@ class Envelope:
 
     meta_header: str = ""  # the header's text, each character one ISO-8859-1 byte; "" when absent
     body: SpooledBody | None = None  # the gzip bundle of the header shape (size 0: none sent)
-    parts: dict[str, bytes | str] | None = None  # multipart/form-data: files as bytes, fields as text
+    parts: Parts | None = None  # multipart/form-data: small parts as text or bytes, the `bundle` part spooled
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,24 @@ def first_pool_series(doc: Any) -> str:
         return ""
 
 
-def _from_parts(parts: dict[str, bytes | str]) -> tuple[Any, bytes | None, list[Problem]]:
-    raw = parts.get("spec")
+def bundle_part(parts: Parts) -> bytes | SpooledBody | None:
+    """Return the `bundle` part of a multipart body, or None when none (or an empty one) was sent."""
+    found = parts.get("bundle")
+    if isinstance(found, str):
+        return found.encode("latin-1", "replace") if found else None  # a bundle sent as a field (no file name)
+    if isinstance(found, bytes):
+        return found or None
+    return found if found is not None and found.size else None
+
+
+def small_part(parts: Parts, name: str) -> bytes | str | None:
+    """Return a small part (`spec`, `sweep`, a field) as it arrived, or None when absent."""
+    found = parts.get(name)
+    return found if found is None or isinstance(found, (bytes, str)) else found.read_bytes()
+
+
+def _from_parts(parts: Parts) -> tuple[Any, bytes | SpooledBody | None, list[Problem]]:
+    raw = small_part(parts, "spec")
     if raw is None:
         return None, None, [Problem("spec", "meta_invalid", "the multipart body needs a `spec` part (JSON)",
                                     "send the JobSpec as a form field named spec, the bundle as a file named bundle")]
@@ -71,8 +90,7 @@ def _from_parts(parts: dict[str, bytes | str]) -> tuple[Any, bytes | None, list[
         "profile": profile if isinstance(profile, str) and profile else first_pool_series(spec),
         "spec": spec,
     }
-    bundle = parts.get("bundle")
-    return meta, (bundle if isinstance(bundle, bytes) and bundle else None), []
+    return meta, bundle_part(parts), []
 
 
 def _from_header(text: str, body: SpooledBody | None) -> tuple[Any, SpooledBody | None, list[Problem]]:

@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from ....contract import JobSpec, Problem
 from ...settings import Settings
 from ..accounts import UserView
-from ..quota import get_quota, usage
+from ..quota import get_quota
 from .checks import (
     check_bundle,
     check_cluster_paths,
@@ -83,7 +83,7 @@ def admit_followup(
         settings=settings,
         profile=profile,
         quota=get_quota(db, owner, settings.quota),
-        usage=usage(db, owner.id, with_total=False),
+        ledger=None,  # the daily budget does not limit a follow-up (EXEMPT_CODES)
         resolutions=Resolutions(),
         recipe=recipe,
     )

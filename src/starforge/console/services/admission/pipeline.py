@@ -27,7 +27,8 @@ from ....contract import JobSpec, Problem
 from ....recipes.verdict import check_document
 from ...settings import Settings
 from ..accounts import UserView
-from ..quota import QuotaView, Usage, get_quota, usage
+from ..budget import Ledger, ledgers
+from ..quota import QuotaView, get_quota
 from .checks import (
     check_bundle,
     check_cluster_paths,
@@ -63,6 +64,7 @@ class AdmissionRequest:
     bundle: bytes | None = None
     warnings: tuple[Problem, ...] = ()
     allow_pending: bool = False  # a job no capacity can serve waits as `pending` instead of being refused
+    reserved_before: float = 0.0  # GPU hours the earlier points of the same request reserve (a sweep's)
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,16 @@ class NeedsDatabase(Exception):
     """Raised by `admit` without a session when the decision needs the store (a reference, the day's usage)."""
 
 
+def _ledger(db: Session, settings: Settings, request: AdmissionRequest, quota: QuotaView) -> Ledger | None:
+    found = ledgers(db, {request.user.id: quota}, settings.profile_max_hours, waiting=True).get(request.user.id)
+    return found.charged(request.reserved_before) if found is not None else None
+
+
 def admit(db: Session | None, settings: Settings, catalog: Any, request: AdmissionRequest,
           quota: QuotaView | None = None, capacity: Mapping[str, int] | None = None) -> Decision:
     """Run every admission stage for `request`; never writes to the store. `quota` is the account's, when the
-    caller already holds it (read from `db` otherwise); usage is measured only when the quota has a daily budget,
-    the one check that reads it. `capacity` is the deployment's slots per series as its engines declare them
+    caller already holds it (read from `db` otherwise); the account's ledger is read only when the quota has a
+    daily budget, the one check that reads it (`request.reserved_before` added to it). `capacity` is the deployment's slots per series as its engines declare them
     (what the scheduler places on; `settings.capacity` when not given). Without a session (`db` None) the decision is taken
     in memory, or NeedsDatabase is raised once it turns out to need a lookup."""
     warnings = list(request.warnings)
@@ -114,10 +121,10 @@ def admit(db: Session | None, settings: Settings, catalog: Any, request: Admissi
     if db is None:
         if quota is None or quota.daily_gpu_hours or has_references(spec):
             raise NeedsDatabase
-        caps, used, resolutions = quota, Usage(), Resolutions()
+        caps, ledger, resolutions = quota, None, Resolutions()
     else:
         caps = quota or get_quota(db, request.user, settings.quota)
-        used = usage(db, request.user.id, with_total=False) if caps.daily_gpu_hours else Usage()
+        ledger = _ledger(db, settings, request, caps)
         resolutions = resolve_references(db, spec, request.user)
     ctx = AdmissionContext(
         spec=spec,
@@ -125,7 +132,7 @@ def admit(db: Session | None, settings: Settings, catalog: Any, request: Admissi
         settings=settings,
         profile=request.profile,
         quota=caps,
-        usage=used,
+        ledger=ledger,
         resolutions=resolutions,
         bundle=request.bundle,
         recipe=catalog.get(spec.spec.recipe.name),

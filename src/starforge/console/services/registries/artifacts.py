@@ -1,7 +1,9 @@
 """Artifacts registered by runs (checkpoints, exports, reports); `run/<id>/<kind>[@step=N]` resolves to a path.
 
 A run registers only files inside its own output folder (symbolic links resolved), or remote URLs; `init_from`
-resolves only to an artifact that is still inside the producing run's output folder.
+resolves only to an artifact that is still inside the producing run's output folder. The registry keeps the
+console's path of each file; users are shown the path its job saw (`shown_path`, e.g.
+`/forge/runs/<user>/<exp>/<run_id>/out/…` in the sandbox), never the console machine's.
 
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
@@ -23,7 +25,8 @@ from ...store.models import Artifact, Job
 from .. import roles
 from ..accounts import UserView
 
-__all__ = ["ArtifactView", "inside_out_folder", "is_remote", "list_artifacts", "local_path", "register", "resolve"]
+__all__ = ["ArtifactView", "inside_out_folder", "is_remote", "list_artifacts", "local_path", "register", "resolve",
+           "shown_path"]
 
 _REMOTE = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
 
@@ -57,6 +60,20 @@ def local_path(where: str, *, run_dir: str | Path, job_out: str) -> Path | None:
     return Path(os.path.realpath(host))
 
 
+def shown_path(path: str, *, run_dir: str | Path, job_out: str) -> str:
+    """Return where a registered artifact is as its job saw it (the inverse of `local_path`): `job_out` (the job's
+    output folder) joined with the artifact's place in the run's output folder; a remote URL as registered; only
+    the file's name for one no longer inside the output folder."""
+    if is_remote(path):
+        return path
+    out = os.path.realpath(os.path.join(run_dir, "out")) if run_dir else ""
+    real = os.path.realpath(path)
+    if out and (real == out or real.startswith(out + os.sep)):
+        inside = Path(os.path.relpath(real, out)).as_posix()
+        return job_out if inside == "." else f"{job_out.rstrip('/')}/{inside}"
+    return os.path.basename(path.rstrip("/"))
+
+
 @dataclass(frozen=True)
 class ArtifactView:
     """One registered artifact of a run."""
@@ -68,9 +85,9 @@ class ArtifactView:
     step: int | None
     size_bytes: int | None
 
-    def to_dict(self) -> dict[str, object]:
-        """Return the wire form of `GET /api/jobs/{run_id}/artifacts`."""
-        return {"kind": self.kind, "path": self.path, "format": self.format, "step": self.step,
+    def to_dict(self, *, shown: str) -> dict[str, object]:
+        """Return the wire form of `GET /api/jobs/{run_id}/artifacts`, with `shown` as its path (`shown_path`)."""
+        return {"kind": self.kind, "path": shown, "format": self.format, "step": self.step,
                 "size_bytes": self.size_bytes, "ref": self.ref}
 
     @property

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from .....contract import Problem
+from ...budget import job_hours, over_budget
 from ..context import AdmissionContext
 
 __all__ = ["check_quota"]
 
 
 def check_quota(ctx: AdmissionContext) -> list[Problem]:
-    """Refuse a job above `max_concurrent_gpus` (it can never run) and submissions past the daily GPU-hour budget."""
+    """Refuse a job above `max_concurrent_gpus` (it can never run) and one whose reserved GPU hours do not fit what
+    is left of the daily budget once the account's hours run today and its unfinished jobs' reservations (and the
+    earlier points of the same request) are counted (`budget.over_budget`)."""
     problems = []
     total = ctx.spec.total_gpus
     cap = ctx.quota.max_concurrent_gpus
@@ -19,10 +22,9 @@ def check_quota(ctx: AdmissionContext) -> list[Problem]:
                                 f"the job asks for {total} GPUs ({pools}) but your quota allows {cap} at once",
                                 "use a smaller --profile, or ask an administrator to raise max_concurrent_gpus",
                                 {"requested": total, "limit": cap}))
-    budget = ctx.quota.daily_gpu_hours
-    if budget and ctx.usage.gpu_hours_today >= budget:
-        problems.append(Problem("quota", "quota_exhausted",
-                                f"you used {ctx.usage.gpu_hours_today:.1f} of your {budget:g} GPU hours today",
-                                "submit again tomorrow (UTC), or ask an administrator to raise daily_gpu_hours",
-                                {"used": ctx.usage.gpu_hours_today, "limit": budget}))
+    hours = job_hours(gpus=total, profile=ctx.profile, quota=ctx.quota,
+                      profile_max_hours=ctx.settings.profile_max_hours)
+    refused = over_budget(ctx.ledger, hours, gpus=total)
+    if refused is not None:
+        problems.append(refused)
     return problems
