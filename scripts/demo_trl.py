@@ -4,9 +4,10 @@ An operator starts a console on loopback (a temporary state folder, SQLite, the 
 lists a models folder in `model_roots`, and pre-builds the TRL runtime (`sf console runtime build trl-1.10.0`: a
 venv in the user cache with TRL and torch's CPU build, reused by later runs). A tiny Llama-style model is built from
 a config with that runtime's interpreter (random weights, a tokenizer trained on the fly: nothing is downloaded).
-A researcher then pushes the training data with `sf dataset push`, creates a `trl/sft` experiment, sets CPU-sized
-values in its config.yaml, submits it with `--model <the model's folder> --train-dataset <the pushed ref>`, follows
-the logs, prints the loss metrics and downloads the trained model with `sf job artifacts --download`.
+A researcher then pushes the training data with `sf dataset push`, creates a `trl/sft` experiment (the template as
+shipped), submits it with the CPU command of its README (`--model <the model's folder> --train-dataset <the pushed
+ref> … --set bf16=false --set max_steps=20`), follows the logs, prints the loss metrics and downloads the trained
+model with `sf job artifacts --download`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from demo import BIN, GREEN, RESET, SF, free_port, run, start_console, step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CPU_CONFIG = {"bf16": False, "gradient_checkpointing": False, "max_steps": 20, "save_steps": 10, "logging_steps": 2,
-              "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "learning_rate": 1.0e-3,
-              "max_length": 64, "report_to": "none"}
+CPU_FLAGS = ["--set", "bf16=false", "--set", "max_steps=20"]  # the trl/sft template's README: its CPU command
 
 
 def main() -> int:
@@ -63,19 +62,16 @@ def main() -> int:
                                   cwd=lab, env=env, capture=True))
         run([SF, "dataset", "ls"], cwd=lab, env=env)
 
-        step("Create a trl/sft experiment with CPU-sized values in its config.yaml, and commit it")
+        step("Create a trl/sft experiment from its template, and commit it")
         run([SF, "new", "tiny-sft", "--method", "trl/sft"], cwd=lab, env=env)
-        config_file = lab / "experiments" / "tiny-sft" / "config.yaml"
-        values = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-        values.update(CPU_CONFIG)
-        config_file.write_text(yaml.safe_dump(values, sort_keys=False), encoding="utf-8")
         run(["git", "add", "-A"], cwd=lab, env=env)
         run(["git", "-c", "user.name=demo", "-c", "user.email=demo@example.com", "commit", "-qm", "tiny-sft"],
             cwd=lab, env=env)
 
-        step("Submit it with the model's folder and the pushed dataset, and follow it")
+        step("Submit it with the model's folder, the pushed datasets and the template's CPU flags, and follow it")
         out = run([SF, "submit", "tiny-sft", "--profile", "cpu:1", "--model", str(models / "tiny-llama"),
-                   "--train-dataset", pushed["ref"], "--val-dataset", held_out["ref"]], cwd=lab, env=env, capture=True)
+                   "--train-dataset", pushed["ref"], "--val-dataset", held_out["ref"], *CPU_FLAGS], cwd=lab, env=env,
+                  capture=True)
         job = re.search(r"r-[0-9a-z]{10}", out)
         assert job, out
         run([SF, "job", "logs", job.group(0)], cwd=lab, env=env)

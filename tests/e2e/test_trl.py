@@ -2,11 +2,13 @@
 
 An operator pre-builds the recipes' runtime (`sf console runtime build trl-1.10.0`) into the test cache, outside the
 clone, so it is built once per CI run and reused by every job and every later run; a tiny Llama-style model is built
-from a config with that runtime's interpreter (random weights, a tokenizer trained on the fly: nothing downloaded)
-under a folder the console lists in `model_roots`. A researcher pushes the datasets with `sf dataset push`, creates
-the experiments with `sf new`, sets CPU-sized values in each experiment's config.yaml, submits with `--model <cluster
-path> --train-dataset …`, follows the logs, reads the loss metrics, lists and downloads the artifacts. A second SFT
-job starts from the first one's checkpoint; a NeMo-RL job on the CPU-only deployment is refused at admission.
+from a config with that runtime's interpreter (`sf console runtime run … -m starforge.trainers.tiny_model`, from a
+folder outside the repository: random weights, a tokenizer trained on the fly, nothing downloaded) under a folder
+the console lists in `model_roots`. A researcher pushes the datasets with `sf dataset push`, creates the experiments
+with `sf new` and submits each template as shipped with the CPU command its README shows (`--profile cpu:1
+--set bf16=false …`); the template alone on a CPU series is refused before anything runs, with that fix. Each job
+is followed through its logs, loss metrics and artifacts. A second SFT job starts from the first one's checkpoint;
+a NeMo-RL job on the CPU-only deployment is refused at admission.
 """
 
 from __future__ import annotations
@@ -30,19 +32,17 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "trl-1.10.0"
 JOB_TIMEOUT = 900
 
-# CPU-sized values every experiment sets in its own config.yaml (the recipe's template targets GPUs)
-CPU_CONFIG: dict[str, Any] = {
-    "bf16": False,
-    "gradient_checkpointing": False,
-    "max_steps": 6,
-    "save_steps": 3,
-    "logging_steps": 1,
-    "per_device_train_batch_size": 2,
-    "gradient_accumulation_steps": 1,
-    "learning_rate": 1.0e-3,
-    "report_to": "none",
-    "seed": 7,
-}
+README_FLAG = re.compile(r"--set\s+(\S+=\S+)")
+
+
+def _readme_cpu_flags(recipe: str) -> list[str]:
+    """Return the `--set` flags of the CPU command (`--profile cpu:1`) in the recipe template's README."""
+    readme = (ROOT / "src" / "starforge" / "recipes" / "builtin" / recipe / "template" / "README.md").read_text()
+    commands = [line for line in readme.splitlines() if "sf submit" in line and "--profile cpu:1" in line]
+    assert len(commands) == 1, f"{recipe}'s README shows no single CPU command: {commands}"
+    flags = [arg for flag in README_FLAG.findall(commands[0]) for arg in ("--set", flag)]
+    assert flags, commands[0]
+    return flags
 
 
 @dataclass
@@ -71,10 +71,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                             "--json"], capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
     assert built.returncode == 0, built.stderr[-4000:]
     runtime = json.loads(built.stdout)
-    python = runtime["interpreter"]
-    made = subprocess.run([python, str(ROOT / "scripts" / "tiny_model.py"), str(models / "tiny-llama"), "--data",
-                           str(tmp / "data")], capture_output=True, text=True, timeout=600)
+    assert Path(runtime["interpreter"]).is_file()
+    outside = tmp / "operator"  # the walkthrough's folder: no source checkout, only the installed package
+    outside.mkdir()
+    made = subprocess.run([*SF, "console", "runtime", "run", RUNTIME, "--kind", "cpu", "--config", str(config), "--",
+                           "-m", "starforge.trainers.tiny_model", "../models/tiny-llama", "--data", "../data"],
+                          cwd=outside, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert made.returncode == 0, made.stderr[-4000:]
+    assert (models / "tiny-llama" / "config.json").is_file() and (tmp / "data" / "sft.jsonl").is_file()
     console = make_console(tmp_path_factory, "sqlite", config=_console_config(tmp, models))
     console.start()
     try:
@@ -91,20 +95,17 @@ def _push(me: Researcher, path: Path, name: str) -> str:
     return str(pushed["ref"])
 
 
-def _experiment(me: Researcher, name: str, method: str, extra: dict[str, Any] | None = None) -> None:
+def _experiment(me: Researcher, name: str, method: str) -> None:
+    """`sf new` the experiment and commit it: the template as shipped, nothing edited."""
     made = me.sf("new", name, "--method", method)
     assert made.returncode == 0, made.stderr
-    config_file = me.lab / "experiments" / name / "config.yaml"
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    config.update(CPU_CONFIG)
-    config.update(extra or {})
-    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     me.commit(name)
 
 
 def _submit(me: Researcher, name: str, *args: str) -> str:
     submitted = me.sf("submit", name, "--profile", "cpu:1", *args)
     assert submitted.returncode == 0, submitted.stderr
+    assert "(1 CPU slot on cpu)" in submitted.stderr, submitted.stderr
     match = re.search(r"r-[0-9a-z]{10}", submitted.stdout)
     assert match, submitted.stdout
     return match.group(0)
@@ -136,8 +137,16 @@ def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(world: 
     me = world.me
     train = _push(me, world.data / "sft.jsonl", "sft-train@1")
     val = _push(me, world.data / "sft-val.jsonl", "sft-val@1")
-    _experiment(me, "tiny-sft", "trl/sft", {"max_length": 64, "eval_strategy": "steps", "eval_steps": 3})
-    first = _submit(me, "tiny-sft", "--model", str(world.model), "--train-dataset", train, "--val-dataset", val)
+    _experiment(me, "tiny-sft", "trl/sft")
+    inputs = ("--model", str(world.model), "--train-dataset", train, "--val-dataset", val)
+
+    for refused in (me.sf("submit", "tiny-sft", "--profile", "cpu:1", *inputs),
+                    me.sf("submit", "tiny-sft", "--profile", "cpu:1", "--dry-run", *inputs)):
+        assert refused.returncode == 1, refused.stdout
+        assert "spec.hyperparams.bf16" in refused.stderr and "--set bf16=false" in refused.stderr, refused.stderr
+    assert not [j for j in me.jobs() if j.get("name") == "tiny-sft"]
+
+    first = _submit(me, "tiny-sft", *inputs, *_readme_cpu_flags("trl/sft"))
     _succeeds(me, first)
     _trained(me, first)
     series = me.json("job", "metrics", first)["metrics"]
@@ -148,34 +157,36 @@ def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(world: 
     assert list((tmp_path / "got").rglob("config.json")), sorted(p.name for p in (tmp_path / "got").rglob("*"))
     assert list((tmp_path / "got").rglob("*.safetensors"))
 
-    second = _submit(me, "tiny-sft", "--model", str(world.model), "--train-dataset", train, "--val-dataset", val,
-                     "--init-from", f"run/{first}/checkpoint", "--set", "max_steps=3")
+    second = _submit(me, "tiny-sft", *inputs, "--init-from", f"run/{first}/checkpoint", "--set", "bf16=false",
+                     "--set", "max_steps=3")
     logs = _succeeds(me, second)
     spec = me.json("job", "spec", second)
     assert spec["spec"]["model"]["init_from"] == f"run/{first}/checkpoint"
     assert re.search(r"starting from checkpoint-\d+", logs), logs[-4000:]
 
 
-def test_grpo_with_a_tiny_reward_function(world: World) -> None:
+def test_grpo_runs_its_template_with_the_readme_s_cpu_flags(world: World) -> None:
     me = world.me
     prompts = _push(me, world.data / "prompts.jsonl", "grpo-prompts@1")
     held_out = _push(me, world.data / "prompts-val.jsonl", "grpo-prompts-val@1")
-    _experiment(me, "tiny-grpo", "trl/grpo", {"max_completion_length": 8, "num_generations": 2,
-                                              "per_device_train_batch_size": 2, "use_vllm": False,
-                                              "reward_funcs": ["rewards.reward_brevity"]})
-    job = _submit(me, "tiny-grpo", "--model", str(world.model), "--train-dataset", prompts, "--val-dataset", held_out)
+    _experiment(me, "tiny-grpo", "trl/grpo")
+    job = _submit(me, "tiny-grpo", "--model", str(world.model), "--train-dataset", prompts, "--val-dataset", held_out,
+                  *_readme_cpu_flags("trl/grpo"))
     _succeeds(me, job)
     _trained(me, job)
+    assert me.json("job", "metrics", job)["metrics"].get("train/reward")
 
 
-def test_dpo_on_preference_data(world: World) -> None:
+def test_dpo_runs_its_template_with_the_readme_s_cpu_flags(world: World) -> None:
     me = world.me
     pairs = _push(me, world.data / "preference.jsonl", "dpo-pairs@1")
     held_out = _push(me, world.data / "preference-val.jsonl", "dpo-pairs-val@1")
-    _experiment(me, "tiny-dpo", "trl/dpo", {"max_length": 64})
-    job = _submit(me, "tiny-dpo", "--model", str(world.model), "--train-dataset", pairs, "--val-dataset", held_out)
+    _experiment(me, "tiny-dpo", "trl/dpo")
+    job = _submit(me, "tiny-dpo", "--model", str(world.model), "--train-dataset", pairs, "--val-dataset", held_out,
+                  *_readme_cpu_flags("trl/dpo"))
     _succeeds(me, job)
     _trained(me, job)
+    assert me.json("job", "metrics", job)["metrics"].get("eval/loss")
 
 
 def test_the_runtime_was_built_once_and_reused(world: World) -> None:

@@ -96,6 +96,17 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
         assert http.get(f"/api/jobs/{job_id}/artifacts/download").status_code == 404
 
 
+# A trainer that fails the way Python programs do: output, a traceback naming host paths, the exception line last.
+_FAILING = """echo boom
+echo 'Traceback (most recent call last):'
+echo "  File \"$PWD/train.py\", line 3, in <module>"
+echo "    open('$PWD/out/config.json')"
+echo "FileNotFoundError: [Errno 2] No such file or directory: '$PWD/out/config.json'"
+echo 'cleaning up' >&2
+exit 3
+"""
+
+
 def test_a_failed_job_s_reason_shows_in_status_and_at_the_end_of_logs(console: ConsoleProcess,
                                                                        forge_home: Path) -> None:
     token = token_login(console, forge_home, unique("fails"))
@@ -103,13 +114,15 @@ def test_a_failed_job_s_reason_shows_in_status_and_at_the_end_of_logs(console: C
         spec = helpers.spec_for(http, "custom/custom", exp="experiments/boom")
         spec["spec"]["framework"]["image"] = "nvcr.io/team/trainer:1.0"
         spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
-        answer = helpers.submit(http, spec, data=helpers.bundle({"experiments/boom/train.sh": "echo boom\nexit 3\n"}))
+        answer = helpers.submit(http, spec, data=helpers.bundle({"experiments/boom/train.sh": _FAILING}))
         assert answer.status_code in (200, 202), answer.text
         job_id = answer.json()["job_id"]
     with Console(console.url, token) as client:
         assert _wait(client, job_id) == "failed"
         reason = str(client.job(job_id).raw["message"])
-    assert reason
+    # the log's exception line says why, with the job's folders cut to their last part
+    assert reason == "exit code 3: FileNotFoundError: [Errno 2] No such file or directory: '…/config.json'", reason
+    assert str(console.state_dir) not in reason and "/runs/" not in reason
 
     status = sf("job", "status", job_id)
     assert status.returncode == 0

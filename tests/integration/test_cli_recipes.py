@@ -81,6 +81,18 @@ def test_methods_shows_one_recipe(env: dict[str, str], official: Path) -> None:
     assert data["params"]["learning_rate"]["path"] == "policy.optimizer.kwargs.lr"
 
 
+def test_methods_shows_a_default_for_every_parameter_the_template_sets(env: dict[str, str]) -> None:
+    done = sf(env, "methods", "trl/sft")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line[:1].islower()}
+    assert "2e-05 (template)" in rows["learning_rate"] and "cosine (template)" in rows["lr_scheduler_type"]
+    assert rows["bf16"].split()[2] == "true"  # the recipe's own default, as TRL's
+    assert "(template): the value `sf new` writes" in done.stdout
+    assert "eval (1 GPU)" in done.stdout
+    tinyrl = sf(env, "methods", "tinyrl/grpo").stdout  # a recipe default the template agrees with: shown plain
+    assert [line.split()[4] for line in tinyrl.splitlines() if line.startswith("max_num_steps")] == ["60"]
+
+
 def test_methods_refusals(env: dict[str, str], official: Path, tmp_path: Path) -> None:
     bare = sf(env, "methods", "grpo", "--catalog", str(official))
     assert bare.returncode == 1 and "nemo-rl/grpo, openrlhf/grpo, trl/grpo, verl/grpo" in bare.stderr

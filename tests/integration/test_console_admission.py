@@ -127,6 +127,30 @@ def test_multipart_submission_and_check_api(user: httpx.Client) -> None:
     assert verdict["ok"] is False and verdict["problems"][0]["field"] == "kind"
 
 
+def test_a_setting_that_needs_a_gpu_is_refused_on_a_cpu_series_with_the_set_that_fixes_it(
+        user: httpx.Client) -> None:
+    def problems(series: str, gpus: int, **hyperparams: object) -> list[dict[str, object]]:
+        spec = spec_for(user, "trl/sft", exp="experiments/sft", series=series, gpus=gpus, hyperparams=hyperparams,
+                        model={"base": "Qwen/Qwen2.5-0.5B"}, data=data)
+        checked = user.post("/api/admission/check", json={"spec": spec, "profile": f"{series}:{gpus}"})
+        assert checked.status_code == 200, checked.text
+        return [p for p in checked.json()["problems"] if not str(p["field"]).startswith("spec.data.")]
+
+    data = {"train": {"dataset": "nobody/none@1"}, "validation": {"dataset": "nobody/none@1"}}
+
+    refused = problems("cpu", 1)  # bf16 left out: TRL's default, true, fills it in
+    assert [(p["field"], p["code"]) for p in refused] == [("spec.hyperparams.bf16", "needs_gpu")], refused
+    assert "'cpu'" in str(refused[0]["message"]) and "--set bf16=false" in str(refused[0]["hint"])
+    assert problems("cpu", 1, bf16=False) == []
+    assert problems("h200", 8) == []  # a series with GPUs takes it
+    spec = spec_for(user, "trl/sft", exp="experiments/sft", series="cpu", model={"base": "Qwen/Qwen2.5-0.5B"},
+                    data=data)
+    before = len(user.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"])
+    answer = submit(user, spec, data=bundle({"experiments/sft/config.yaml": "bf16: true\n"}), profile="cpu")
+    assert answer.status_code == 400 and "spec.hyperparams.bf16" in answer.json()["detail"], answer.text
+    assert len(user.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"]) == before
+
+
 def test_check_stores_nothing(user: httpx.Client) -> None:
     before = len(user.get("/api/jobs/mine", params={"limit": 1000}).json()["jobs"])
     user.post("/api/admission/check", json={"spec": spec_for(user)})

@@ -50,6 +50,8 @@ def test_cluster_status_publishes_both_key_sets(console: ConsoleProcess) -> None
         body = api.get("/api/cluster/status").json()
     names = {p["name"] for p in body["profiles"]}
     assert {"cpu", "h200"} <= names
+    kinds = {p["name"]: p["kind"] for p in body["profiles"]}  # ours: a CPU series' slots are CPUs (runtimes.cpu_series)
+    assert (kinds["cpu"], kinds["h200"]) == ("cpu", "gpu")
     gpu = body["gpu"]
     for key in ("total", "used", "free", "blocked", "queued", "gpu_total", "gpu_used", "gpu_free"):
         assert isinstance(gpu[key], int), key

@@ -66,6 +66,8 @@ def test_push_a_file_and_a_folder_with_immutable_versions(console: ConsoleProces
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"ref": f"{user}/chat@v1"}
     assert (console.state_dir / "datasets" / user / "chat" / "v1" / "train.jsonl").read_text() == '{"text": "hello"}\n'
+    one = sf("dataset", "push", str(data), "single@v1")
+    assert one.returncode == 0 and "(1 file, " in one.stderr, one.stderr
 
     folder = tmp_path / "pairs"
     (folder / "split").mkdir(parents=True)
@@ -186,6 +188,13 @@ def test_validate_runs_the_recipe_gates_and_takes_the_submit_flags(lab: tuple[Pa
                     "--val-dataset", f"{ref}:val.jsonl", "--json")
     assert ready.returncode == 0, ready.stdout
     assert json.loads(ready.stdout)["ok"] is True
+    assert json.loads(ready.stdout)["needs_gpu"] == ["bf16"]  # the template's bf16: true, refused on a CPU series
+    human = _in_lab(root, "validate", "sft", "--model", str(models / "tiny"), "--train-dataset", ref,
+                    "--val-dataset", ref)
+    assert human.returncode == 0 and "needs a GPU: bf16=true" in human.stdout and "--set bf16=false" in human.stdout
+    off = _in_lab(root, "validate", "sft", "--model", str(models / "tiny"), "--train-dataset", ref,
+                  "--val-dataset", ref, "--set", "bf16=false", "--json")
+    assert off.returncode == 0 and json.loads(off.stdout)["needs_gpu"] == [], off.stdout
 
 
 def test_submit_dry_run_resolves_datasets_and_a_model_under_model_roots(lab: tuple[Path, str], models: Path,
@@ -193,12 +202,23 @@ def test_submit_dry_run_resolves_datasets_and_a_model_under_model_roots(lab: tup
     root, ref = lab
     flags = ("--train-dataset", f"{ref}:train.jsonl", "--val-dataset", f"{ref}:val.jsonl", "--profile", "cpu:1",
              "--allow-dirty", "--dry-run", "--json")
+    gpu_only = _in_lab(root, "submit", "sft", "--model", str(models / "tiny"), *flags)
+    assert gpu_only.returncode == 1, gpu_only.stdout  # the template's bf16: true on the cpu series
+    problems = json.loads(gpu_only.stdout)["problems"]
+    assert [(p["field"], p["code"]) for p in problems] == [("spec.hyperparams.bf16", "needs_gpu")]
+    assert "--set bf16=false" in problems[0]["hint"]
+    human = _in_lab(root, "submit", "sft", "--model", str(models / "tiny"), *flags[:-1])
+    assert human.returncode == 1 and "--set bf16=false" in human.stderr
+    flags = (*flags, "--set", "bf16=false")
     admitted = _in_lab(root, "submit", "sft", "--model", str(models / "tiny"), *flags)
     assert admitted.returncode == 0, admitted.stdout + admitted.stderr
     spec = json.loads(admitted.stdout)["spec"]["spec"]
     assert spec["model"]["base"] == str(models / "tiny")
     assert spec["data"]["train"] == {"dataset": ref, "path": "train.jsonl"}
     assert spec["data"]["validation"] == {"dataset": ref, "path": "val.jsonl"}
+    assert spec["hyperparams"]["bf16"] is False
+    said = _in_lab(root, "submit", "sft", "--model", str(models / "tiny"), *flags[:-3], "--set", "bf16=false")
+    assert said.returncode == 0 and "(1 CPU slot on cpu)" in said.stderr, said.stderr
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()

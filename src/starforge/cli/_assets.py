@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, human_size
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, counted, human_size
 from starforge.cli.cmd_job import console_session, render_table
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _push(out: Output, kind: str, path: Path, target: str, *, public: bool, desc
     ref = str(pushed.get("ref") or "")
     out.emit({"ref": ref}, lambda _: ref)
     if not out.as_json:
-        out.success(f"Pushed {ref} ({pushed.get('files', '?')} files, {human_size(pushed.get('total_bytes'))}, "
+        out.success(f"Pushed {ref} ({counted(pushed.get('files'), 'file')}, {human_size(pushed.get('total_bytes'))}, "
                     f"{pushed.get('visibility', 'private')})")
         out.hint(_GUIDE[kind][1].format(ref=ref))
 

@@ -11,8 +11,8 @@ from typing import Any, NoReturn
 from starforge.contract import Problem
 
 __all__ = [
-    "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "human_size",
-    "render_problems_text",
+    "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "counted", "human_size",
+    "render_problems_text", "slots",
 ]
 
 EXIT_OK = 0
@@ -30,6 +30,18 @@ def human_size(value: Any) -> str:
         if value >= scale:
             return f"{value / scale:.1f} {unit}"
     return f"{value} B"
+
+
+def counted(count: Any, noun: str, plural: str = "") -> str:
+    """Return `1 file`, `2 files` (`plural` when adding an s is wrong); a count that is not an integer reads `?`."""
+    if not isinstance(count, int) or isinstance(count, bool):
+        return f"? {plural or noun + 's'}"
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def slots(count: Any, *, cpu: bool) -> str:
+    """Return what a job takes: `1 GPU`, `8 GPUs`, or on a series without GPUs `1 CPU slot`, `2 CPU slots`."""
+    return counted(count, "CPU slot") if cpu else counted(count, "GPU")
 
 
 def colour_enabled(stream: Any) -> bool:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_USAGE, Output, human_size
+from starforge.cli._output import EXIT_USAGE, Output, counted, human_size
 
 app = typer.Typer(
     add_completion=False,
@@ -19,8 +19,8 @@ app = typer.Typer(
 
 
 def _human(data: dict[str, Any]) -> str:
-    lines = [f"cleaned {data.get('exp')}: {data.get('files', 0)} files ({human_size(data.get('bytes'))}) of "
-             f"{len(data.get('cleaned') or [])} finished jobs deleted"]
+    lines = [f"cleaned {data.get('exp')}: {counted(data.get('files', 0), 'file')} ({human_size(data.get('bytes'))}) of "
+             f"{counted(len(data.get('cleaned') or []), 'finished job')} deleted"]
     for row in data.get("skipped") or []:
         lines.append(f"skipped {row.get('job_ref')} ({row.get('status')}): {row.get('reason')}")
     return "\n".join(lines)

@@ -293,3 +293,41 @@ def runtime_ls(state_dir: StateDir = None, config: ConfigFile = None, as_json: A
                          ["runtime", "python", "kind", "torch", "size", "build", "path"])
 
     out.emit({"cache_dir": str(cache_dir), "runtimes": rows}, human)
+
+
+@runtime_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def runtime_run(
+    ctx: typer.Context,
+    runtime_id: Annotated[str, typer.Argument(help="a built runtime id, e.g. trl-1.10.0; its Python's arguments "
+                                                   "follow `--`")],
+    kind: Annotated[str | None, typer.Option("--kind", help="cpu or gpu (default: the one built, cpu first)")] = None,
+    state_dir: StateDir = None, config: ConfigFile = None,
+) -> None:
+    """Run a built runtime's Python with the arguments after `--`, StarForge importable as in a job; exit with its code.
+
+    Example: `sf console runtime run trl-1.10.0 -- -m starforge.trainers.tiny_model /srv/models/tiny --data ./data`.
+    """
+    import os
+    import subprocess
+
+    from starforge.console.runtimes import KINDS, RuntimeCache, jobside_copy
+
+    out = Output()
+    if kind is not None and kind not in KINDS:
+        out.abort(f"unknown kind {kind!r}", hint=f"--kind {' or --kind '.join(KINDS)}", code=EXIT_USAGE)
+    if not ctx.args:
+        out.abort("nothing to run", hint=f"give the Python arguments after --, e.g. `sf console runtime run "
+                                         f"{runtime_id} -- -c 'import trl'`", code=EXIT_USAGE)
+    settings = _settings(state_dir or Path(".starforge-console"), None, config)
+    cache_dir = settings.runtimes.cache_dir
+    built = [r for r in RuntimeCache(cache_dir).records() if r.runtime_id == runtime_id and kind in (None, r.kind)]
+    if not built:
+        which = f"{runtime_id} ({kind})" if kind else runtime_id
+        build = f"sf console runtime build {runtime_id}" + (f" --kind {kind}" if kind else "")
+        out.abort(f"the runtime {which} is not built in {cache_dir}", hint=f"build it first: `{build}`",
+                  code=EXIT_USAGE)
+    record = max(built, key=lambda r: (r.kind == "cpu", r.built_at))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(jobside_copy(cache_dir)), env.get("PYTHONPATH", "")) if p)
+    done = subprocess.run([record.interpreter, *ctx.args], env=env, check=False)
+    raise typer.Exit(done.returncode)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output, human_size
+from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output, counted, human_size
 
 if TYPE_CHECKING:
     from starforge.client import Console, Job, LogEvent, Metrics
@@ -276,7 +276,7 @@ def stop(
         with console_session(out) as console:
             ended = console.stop_sweep(sweep)
         out.emit(ended, lambda _: None)
-        out.success(f"Stopped {ended.get('stopped', 0)} job(s) of sweep {sweep}")
+        out.success(f"Stopped {counted(ended.get('stopped', 0), 'job')} of sweep {sweep}")
         for failed in ended.get("failed") or []:
             out.warn(f"{failed.get('id')}: {failed.get('error')}")
         return

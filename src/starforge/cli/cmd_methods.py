@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, counted
 
 if TYPE_CHECKING:
     from starforge.recipes import Catalog, Param, Recipe
@@ -61,7 +61,22 @@ def _value(value: Any) -> str:
     return "" if value is None else format_override(value)
 
 
+def _default(param: Param, template: dict[str, Any], framework_version: str) -> str:
+    """Return the DEFAULT cell: the recipe's default, else the template config's value marked `(template)`, else -."""
+    from starforge.lab.exp_config import config_lookup
+
+    path = param.path_for(framework_version)
+    found, value = config_lookup(template, path) if path else (False, None)
+    found = found and value is not None and not isinstance(value, (dict, list))
+    if param.default is not None:
+        same = not found or _value(value) == _value(param.default)
+        return _value(param.default) + ("" if same else f" (template: {_value(value)})")
+    return f"{_value(value)} (template)" if found else "-"
+
+
 def _detail(out: Output, recipe: Recipe) -> str:
+    from starforge.lab.exp_config import read_config
+
     lines = [f"{recipe.id} {recipe.version}" + (f" — {recipe.title}" if recipe.title else "")]
     if recipe.summary:
         lines.append(f"  {' '.join(recipe.summary.split())}")
@@ -70,7 +85,7 @@ def _detail(out: Output, recipe: Recipe) -> str:
         + (f" → {var.runtime_id}" if var.runtime_id else "") + (" [deprecated]" if var.deprecated else "")
         for v, var in recipe.runtime.versions.items()
     ]
-    lifecycle = [f"{a} ({recipe.lifecycle_resources.get(a, 0)} GPU)" for a in recipe.lifecycle]
+    lifecycle = [f"{a} ({counted(recipe.lifecycle_resources.get(a, 0), 'GPU')})" for a in recipe.lifecycle]
     facts = [
         ("framework", f"{recipe.framework}: {', '.join(variants)}"),
         ("entrypoint", f"{recipe.entrypoint.kind} {recipe.entrypoint.value}"),
@@ -82,8 +97,9 @@ def _detail(out: Output, recipe: Recipe) -> str:
     ]
     lines += [f"  {k.ljust(13)} {v}" for k, v in facts]
     if recipe.params:
+        template = read_config(recipe.template_dir)
         rows = [
-            (p.name + (" *" if p.required else ""), p.type, _bounds(p), _value(p.default),
+            (p.name + (" *" if p.required else ""), p.type, _bounds(p), _default(p, template, recipe.default_version),
              ", ".join(_value(c) for c in p.choices or ()), p.path_for(recipe.default_version),
              " ".join(p.doc.split()))
             for p in recipe.params.values()
@@ -91,6 +107,9 @@ def _detail(out: Output, recipe: Recipe) -> str:
         lines += ["", out.table(rows, ["param", "type", "bounds", "default", "choices", "path", "doc"])]
         if any(p.required for p in recipe.params.values()):
             lines.append("  * required")
+        if any("(template" in row[3] for row in rows):
+            lines.append("  (template): the value `sf new` writes into the experiment's config.yaml; a job uses it "
+                         "unless --set changes it")
     else:
         lines += ["", "  (no parameters)"]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, counted
 
 if TYPE_CHECKING:
     from starforge.lab import LockInspection, UpgradePlan
@@ -214,7 +214,7 @@ def upgrade(
             if plan.diffs:
                 out.line(_diff_table(out, plan.diffs, ["field", "locked", "new"]))
         if refused:
-            out.info(f"nothing was written: {len(refused)} of {len(plans)} experiment(s) refused")
+            out.info(f"nothing was written: {len(refused)} of {counted(len(plans), 'experiment')} refused")
         if error:
             out.info(f"error: {error}")
     if not ok:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from starforge.cli._lab import lab_root, load_catalog_or_abort
-from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._output import EXIT_USAGE, Output, slots
 from starforge.cli._submitting import (
     build_spec,
     handshake,
@@ -28,7 +28,7 @@ from starforge.cli._submitting import (
 if TYPE_CHECKING:
 
     from starforge.client import Console, SubmitResult
-    from starforge.contract import Problem, ProfileEntry
+    from starforge.contract import JobSpec, Problem, ProfileEntry
     from starforge.lab import BuiltSpec, SubmitOptions
     from starforge.recipes import Catalog
 
@@ -151,7 +151,8 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     from starforge.contract import dumps
     from starforge.lab import exp_label, pack_submission, write_spec_file
 
-    built = build_spec(out, lab, exp, options, registry_of(console), catalog)
+    registry = registry_of(console)
+    built = build_spec(out, lab, exp, options, registry, catalog)
     if not out.as_json:
         warn_all(out, built.warnings)
     sync_extensions(out, console)
@@ -180,7 +181,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
               "warnings": list(result.warnings)}, lambda _: job_id)
     for warning in result.warnings:
         out.warn(warning)
-    gpus = f"{result.requested_gpus} GPU{'s' if result.requested_gpus != 1 else ''}"
+    gpus = slots(result.requested_gpus, cpu=_on_cpu(registry, built.job))
     if result.queued and result.raw.get("status") == "pending":  # no capacity serves it (`--allow-pending`)
         out.info(f"Queued: {result.message}")
         out.info(f"  job {job_id} ({built.exp}, {gpus} on {built.profile}) waits until the console has capacity for "
@@ -191,6 +192,13 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     else:
         out.success(f"Submitted {built.exp} as job {job_id} ({gpus} on {built.profile})")
     out.hint(f"sf job logs {job_id}")
+
+
+def _on_cpu(registry: list[ProfileEntry], job: JobSpec | None) -> bool:
+    """Return True when every pool of the job is on a series the registry publishes as one without GPUs."""
+    cpu = {entry.series or entry.name for entry in registry if entry.cpu}
+    pools = job.spec.resources.pools if job is not None else ()
+    return bool(pools) and all(pool.series in cpu for pool in pools)
 
 
 # ---- --dry-run ------------------------------------------------------------------------------------------------
@@ -225,6 +233,7 @@ def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir:
     problems = list(packed.problems) + list(verdict.problems)
     return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
             "requested_gpus": verdict.requested_gpus or (built.job.total_gpus if built.job else 0),
+            "on_cpu": _on_cpu(registry, built.job),
             "spec": built.spec, "spec_file": str(spec_file), "files": packed.files, "problems": problems,
             "warnings": list(built.warnings) + list(packed.warnings) + list(verdict.warnings)}
 
@@ -248,8 +257,8 @@ def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, c
             "the console's profile registry is unknown: profile names and shapes were not checked")
     warnings = [*built.warnings, *packed.warnings, Problem("profile", "offline", note)]
     return {"ok": not packed.problems, "offline": True, "profile": built.profile,
-            "requested_gpus": built.job.total_gpus, "spec": built.spec, "spec_file": str(spec_file),
-            "files": packed.files, "problems": list(packed.problems), "warnings": warnings}
+            "requested_gpus": built.job.total_gpus, "on_cpu": _on_cpu(registry, built.job), "spec": built.spec,
+            "spec_file": str(spec_file), "files": packed.files, "problems": list(packed.problems), "warnings": warnings}
 
 
 def _report_dry_run(out: Output, checked: dict[str, Any]) -> None:
@@ -259,11 +268,10 @@ def _report_dry_run(out: Output, checked: dict[str, Any]) -> None:
     if not checked["ok"]:
         refuse(out, f"Dry run: the job would be rejected ({where}); nothing was submitted", problems, warnings,
                 dry_run=True, offline=checked["offline"], spec=checked["spec"], spec_file=checked["spec_file"])
-    gpus = checked["requested_gpus"]
+    taken = slots(checked["requested_gpus"], cpu=checked.pop("on_cpu", False))
     out.emit({**checked, "dry_run": True, "problems": [], "warnings": [w.to_dict() for w in warnings]},
              lambda _: None)
     out.problems("", [], warnings)
     verdict = "passes every local check" if checked["offline"] else "would be admitted"
-    out.success(f"Dry run: the job {verdict} ({gpus} GPU{'s' if gpus != 1 else ''} on {checked['profile']}); "
-                f"nothing was submitted")
+    out.success(f"Dry run: the job {verdict} ({taken} on {checked['profile']}); nothing was submitted")
     out.hint(f"the spec is in {checked['spec_file']}")

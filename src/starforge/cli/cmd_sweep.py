@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._output import EXIT_USAGE, Output, counted
 
 if TYPE_CHECKING:
     from starforge.contract import Problem
@@ -185,7 +185,8 @@ def _submit(out: Output, console: Any, base: Any, points: list[dict[str, str]], 
     queued = sum(1 for j in jobs if j.get("queued"))
     limit = f", at most {max_parallel} at a time" if max_parallel else ""
     seeded = f" (--seed {seed})" if seed is not None else ""
-    out.success(f"Submitted sweep {sweep_id}: {len(jobs)} runs of {base.exp} on {base.profile}{limit}{seeded}"
+    runs = counted(len(jobs), "run")
+    out.success(f"Submitted sweep {sweep_id}: {runs} of {base.exp} on {base.profile}{limit}{seeded}"
                 + (f"; {queued} queued" if queued else ""))
     out.hint(f"sf sweep show {sweep_id}")
     out.hint(f"sf job ls --sweep {sweep_id}")
@@ -201,7 +202,8 @@ def _dry_run(out: Output, console: Any, points: list[dict[str, str]], built: lis
         refuse(out, "Dry run: the sweep would be rejected; nothing was submitted", problems, dry_run=True)
     rows = [{"params": p, "status": "admitted"} for p in points]
     out.emit({"ok": True, "dry_run": True, "jobs": rows}, lambda _: _points_table(out, rows, keys))
-    out.success(f"Dry run: all {len(points)} points would be admitted; nothing was submitted")
+    out.success(f"Dry run: {'all ' if len(points) > 1 else ''}{counted(len(points), 'point')} would be admitted; "
+                "nothing was submitted")
 
 
 def _best_mark(run: dict[str, Any]) -> str:

@@ -61,6 +61,10 @@ def _summary(result: Validation) -> str:
     if result.hyperparams:
         sent = ", ".join(f"{k}={v}" for k, v in result.hyperparams.items())
         line += f"\n  hyperparameters sent without --set: {sent}"
+    if result.needs_gpu:
+        fix = " ".join(f"--set {name}=false" for name in result.needs_gpu)
+        line += (f"\n  needs a GPU: {', '.join(f'{name}=true' for name in result.needs_gpu)} "
+                 f"(a CPU profile refuses {'it' if len(result.needs_gpu) == 1 else 'them'}: submit there with {fix})")
     return line
 
 

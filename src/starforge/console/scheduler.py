@@ -38,6 +38,7 @@ from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
 from .services import accounts, maintenance
 from .services.budget import job_hours, ledgers, over_budget, wall_hours
 from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
+from .services.failure_line import failure_reason
 from .services.followups import create_followups
 from .services.jobs import QUEUE_ORDER, WAITING, set_status
 from .services.logs import log_path
@@ -368,7 +369,7 @@ class Scheduler:
             elif state.signal:
                 status, reason = "failed", f"killed by signal {state.signal}"
             else:
-                status, reason = "failed", f"exit code {state.exit_code}"
+                status, reason = "failed", failure_reason(state.exit_code, job.run_dir)
             set_status(db, job, status, reason=reason)
             _revoke_run_tokens(db, job.id)
             if status == "succeeded" and not job.action:

@@ -199,6 +199,7 @@ CODES: dict[str, str] = {
     "plugin_unknown": "the plugin is not registered, enabled and visible",
     "plugin_digest_mismatch": "the plugin digest differs from the registry record",
     "framework_unavailable": "this console cannot start the recipe's framework on a series of the job's profile",
+    "needs_gpu": "a recipe setting that needs a GPU is on, and a series of the job has none",
     "engines_span": "the job's pools run on series served by different engines of this deployment",
     "profile_unknown": "the profile is not registered",
     "profile_not_allowed": "the profile is not allowed for this account",

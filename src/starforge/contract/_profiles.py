@@ -23,6 +23,12 @@ class ProfileEntry:
     num_nodes: int = 1
     gpus_per_node: int = 1
     label: str = ""
+    kind: str = ""  # ours: "cpu" when the series has no GPUs (its slots are CPU slots), "gpu"; "" when not published
+
+    @property
+    def cpu(self) -> bool:
+        """Return True when the console publishes the profile's series as one without GPUs."""
+        return self.kind == "cpu"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> ProfileEntry:
@@ -38,6 +44,7 @@ class ProfileEntry:
             num_nodes=count("num_nodes"),
             gpus_per_node=count("gpus_per_node"),
             label=str(data.get("label") or ""),
+            kind=str(data.get("kind")) if data.get("kind") in ("cpu", "gpu") else "",
         )
 
 

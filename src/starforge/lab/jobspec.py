@@ -165,6 +165,15 @@ def check_recipe_gates(root: Path, exp_dir: Path, rel: str, recipe: Recipe, fram
     return [*lab_problems, *set_problems, *verdict.problems], list(verdict.warnings)
 
 
+def _gpu_settings(job: JobSpec, recipe: Recipe, profiles: Sequence[ProfileEntry]) -> list[Problem]:
+    """Return the admission's `needs_gpu` problems for the pools whose series the registry publishes as CPU."""
+    from starforge.recipes import gpu_problems
+
+    cpu = {entry.series or entry.name for entry in profiles if entry.cpu}
+    series = [pool.series for pool in job.spec.resources.pools if pool.series in cpu]
+    return gpu_problems(job.spec.hyperparams, recipe, series, job.spec.framework.version)
+
+
 def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Sequence[ProfileEntry],
                   catalog: Catalog) -> BuiltSpec:
     """Return the JobSpec of experiment `exp` for `options`, or every problem found; never raises on user input.
@@ -173,7 +182,8 @@ def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Seq
     framework version from the lock, version/digest/runtime id from `catalog`; `metadata.name` = the experiment's
     basename, `metadata.project` from starforge.yaml; `--profile` against the console's registry `profiles` with
     the recipe's roles; `--set` typed; optional fields; plugins.lock.json; provenance (a dirty tree is refused
-    unless `allow_dirty`); finally `check_document`, whose verdict the console's static stages would repeat.
+    unless `allow_dirty`); finally `check_document`, whose verdict the console's static stages would repeat, and
+    the settings that need a GPU on the series the registry publishes as CPU (admission's `needs_gpu` rule).
     """
     from starforge.recipes import check_document, parse_set
 
@@ -218,6 +228,8 @@ def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Seq
         problems += verdict.problems
         warnings += verdict.warnings
         job = verdict.spec
+        if job is not None:
+            problems += _gpu_settings(job, recipe, profiles)
     problems += prov_problems
     warnings += prov_warnings
     profile = placement.profile if placement else bare

@@ -34,6 +34,7 @@ class Validation:
     framework_version: str = ""
     message: str = ""
     hyperparams: dict[str, Any] = field(default_factory=dict)  # what a submission without --set sends
+    needs_gpu: list[str] = field(default_factory=list)  # settings turned on that a CPU series refuses (with --set)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
 
@@ -46,8 +47,8 @@ class Validation:
         """Return the `--json` form."""
         return {"ok": self.ok, "exp": self.exp, "state": self.state, "label": self.label, "recipe": self.recipe,
                 "framework_version": self.framework_version, "message": self.message,
-                "hyperparams": self.hyperparams, "problems": [p.to_dict() for p in self.problems],
-                "warnings": [w.to_dict() for w in self.warnings]}
+                "hyperparams": self.hyperparams, "needs_gpu": self.needs_gpu,
+                "problems": [p.to_dict() for p in self.problems], "warnings": [w.to_dict() for w in self.warnings]}
 
 
 def _config_problem(exp_dir: Path) -> tuple[list[Problem], list[Problem]]:
@@ -89,7 +90,7 @@ def validate_experiment(root: Path, exp: str, catalog: Catalog, options: SubmitO
     Values the config sets at declared parameter paths are checked against the recipe (the same check
     `sf recipe upgrade` applies), and the recipe's required parameters are reported when no default covers them.
     """
-    from starforge.recipes import validate_hyperparams
+    from starforge.recipes import gpu_settings, parse_set, validate_hyperparams
 
     from .exp_config import submitted_hyperparams
     from .jobspec import SubmitOptions, check_recipe_gates
@@ -107,16 +108,20 @@ def validate_experiment(root: Path, exp: str, catalog: Catalog, options: SubmitO
     warnings += config_warnings
     recipe, version = inspection.recipe, inspection.framework_version
     defaults: dict[str, Any] = {}
+    needs_gpu: list[str] = []
     if recipe is not None and inspection.state not in _NO_CONFIG_CHECK:
         if not config_problems:
             plan = plan_upgrade(exp_dir, catalog, __version__, framework_version=version)
             problems += plan.problems
         defaults, missing = validate_hyperparams(submitted_hyperparams(exp_dir, recipe, version, {}), recipe, version)
         problems += missing
+        sets, _ = parse_set((options or SubmitOptions(profiles=())).sets)
+        sent, _ = validate_hyperparams(submitted_hyperparams(exp_dir, recipe, version, sets), recipe, version)
+        needs_gpu = gpu_settings(sent, recipe)
         if lock_ok and not config_problems:
             gate_problems, gate_warnings = check_recipe_gates(
                 Path(root), exp_dir, rel, recipe, version, options or SubmitOptions(profiles=()), catalog)
             problems = _unique([*problems, *gate_problems])
             warnings += gate_warnings
     return Validation(rel, inspection.state, inspection.label, inspection.recipe_id, version, inspection.message,
-                      defaults, problems, warnings)
+                      defaults, needs_gpu, problems, warnings)

@@ -18,6 +18,7 @@ from ._digests import (
 )
 from ._errors import CatalogError, ManifestProblem
 from ._gates import check_gates
+from ._gpu import gpu_problems, gpu_settings
 from ._handshake import check_catalog, check_client_handshake, compare_server_entry
 from ._hyperparams import format_override, param_overrides, parse_set, render_overrides, validate_hyperparams
 from ._images import image_allowed, image_reference_error, image_registry_host
@@ -55,6 +56,8 @@ __all__ = [
     "check_value",
     "compare_server_entry",
     "format_override",
+    "gpu_problems",
+    "gpu_settings",
     "image_allowed",
     "image_reference_error",
     "image_registry_host",

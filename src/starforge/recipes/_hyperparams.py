@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -21,6 +22,7 @@ _INT = re.compile(r"[+-]?[0-9](?:_?[0-9])*", re.ASCII)
 _DIGITS = r"[0-9](?:_?[0-9])*"
 _FLOAT = re.compile(rf"[+-]?(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS}|{_DIGITS})(?:[eE][+-]?{_DIGITS})?", re.ASCII)
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.ASCII | re.IGNORECASE)
+_MAX_TEMPLATE_CONFIG = 1024 * 1024
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
 
@@ -43,15 +45,53 @@ def _rename_paths(values: Mapping[str, Any], recipe: Recipe, framework_version: 
     return out
 
 
-def _unknown_problem(unknown: list[str], recipe: Recipe, framework_version: str) -> Problem:
+def _yaml_scalar(value: Any) -> str:
+    """Return `value` as YAML 1.1 reads it back (a float keeps its dot: PyYAML reads `1e-06` as text)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    text = describe(value)
+    if isinstance(value, float) and "e" in text and "." not in text:
+        mantissa, exponent = text.split("e", 1)
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _template_config(recipe: Recipe) -> Any:
+    """Return the recipe's template config.yaml as loaded (None when it is missing or refused)."""
+    from starforge.safeyaml import YamlRefused, load_yaml_bounded
+
+    try:
+        return load_yaml_bounded((recipe.template_dir / "config.yaml").read_text(encoding="utf-8"),
+                                 max_bytes=_MAX_TEMPLATE_CONFIG, what="config.yaml")
+    except (OSError, UnicodeDecodeError, YamlRefused):
+        return None
+
+
+def _sets(config: Any, key: str) -> bool:
+    """Return True when `config` sets `key` (a flat key, else a dotted path)."""
+    if isinstance(config, dict) and key in config:
+        return True
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return False
+        config = config[part]
+    return True
+
+
+def _unknown_problem(unknown: list[str], values: Mapping[str, Any], recipe: Recipe,
+                     framework_version: str) -> Problem:
     declared = list(recipe.params)
     by_path = {p.path_for(framework_version): p.name for p in recipe.params.values() if p.path_for(framework_version)}
     described = []
     suggestions: dict[str, str] = {}
+    template = _template_config(recipe)  # a key it sets is a framework setting, not a typo of a parameter name
     for key in unknown:
         if key in by_path:
             described.append(f"{key} (the config path of {by_path[key]}: use the name)")
             suggestions[key] = by_path[key]
+            continue
+        if _sets(template, key):
+            described.append(f"{key} (a setting of the config file, not a parameter)")
             continue
         close = difflib.get_close_matches(key, declared, n=1)
         described.append(f"{key} (did you mean {close[0]}?)" if close else key)
@@ -60,7 +100,13 @@ def _unknown_problem(unknown: list[str], recipe: Recipe, framework_version: str)
     listed = ", ".join(declared) if declared else "none"
     message = f"unknown hyperparameter{'s' if len(unknown) > 1 else ''} {', '.join(described)}; declared: {listed}"
     hint = f"did you mean {', '.join(suggestions.values())}? " if suggestions else ""
-    hint += "keys are parameter names; `sf methods <recipe>` lists them with their config paths"
+    hint += f"keys are parameter names; `sf methods {recipe.id}` lists them with their config paths"
+    settings = [key for key in unknown if key not in suggestions]
+    if settings:
+        key = settings[0]
+        example = f"{key}: {_yaml_scalar(values[key])}" if "." not in key else f"{key} at its path"
+        hint += (f"; any other setting of {recipe.framework}'s own config goes in the experiment's config.yaml "
+                 f"(`{example}`)")
     data = {"recipe": recipe.id, "unknown": unknown, "allowed": declared}
     return Problem("spec.hyperparams", "unknown_hyperparameter", message, hint,
                    {**data, "suggestion": suggestions} if suggestions else data)
@@ -80,7 +126,7 @@ def validate_hyperparams(values: Mapping[str, Any], recipe: Recipe, framework_ve
     params = recipe.params
     unknown = [k for k in given if k not in params]
     if unknown and validate:
-        problems.append(_unknown_problem(unknown, recipe, framework_version))
+        problems.append(_unknown_problem(unknown, given, recipe, framework_version))
     out: dict[str, Any] = {}
     for name, param in params.items():
         field = f"spec.hyperparams.{name}"

@@ -12,7 +12,8 @@ from ._values import TYPES, check_value, type_name
 __all__ = ["check_i18n", "check_params"]
 
 _PARAM_KEYS = frozenset(
-    {"type", "path", "path_overrides", "required", "default", "min", "max", "exclusive_min", "choices", "doc", "group"}
+    {"type", "path", "path_overrides", "required", "default", "min", "max", "exclusive_min", "choices", "doc", "group",
+     "needs_gpu"}
 )
 _I18N_KEYS = frozenset({"title", "summary", "params"})
 _I18N_PARAM_KEYS = frozenset({"doc", "group"})
@@ -85,6 +86,9 @@ def _check_declaration(c: Checker, name: str, decl: Any, field: str) -> None:
                 c.bad(join(join(field, "choices"), i), "a choice must be a scalar")
     c.string(obj, "doc", field)
     c.string(obj, "group", field)
+    c.boolean(obj, "needs_gpu", field)
+    if obj.get("needs_gpu") is True and kind != "bool":
+        c.bad(join(field, "needs_gpu"), f"needs_gpu applies to bool parameters only, not {kind}")
     if len(c.problems) == before and obj.get("default") is not None:
         param = Param.from_dict(name, obj)
         for problem in check_value(param, obj["default"], join(field, "default")):

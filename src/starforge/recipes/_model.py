@@ -101,6 +101,7 @@ class Param:
     choices: tuple[Any, ...] | None = None
     doc: str = ""
     group: str = ""
+    needs_gpu: bool = False  # ours: a `true` value of this bool parameter needs a series with GPUs
 
     def path_for(self, framework_version: str | None) -> str:
         """Return the config path for `framework_version`: its `path_overrides` entry, else `path`."""
@@ -125,4 +126,5 @@ class Param:
             choices=tuple(choices) if isinstance(choices, list) else None,
             doc=str(data.get("doc") or ""),
             group=str(data.get("group") or ""),
+            needs_gpu=data.get("needs_gpu") is True,
         )

@@ -11,6 +11,7 @@ import pytest
 from starforge.recipes import (
     Recipe,
     format_override,
+    load_catalog,
     param_overrides,
     parse_set,
     render_overrides,
@@ -180,3 +181,25 @@ def test_no_validate_reports_nothing_for_names_or_paths(tmp_path: Path) -> None:
     assert found is not None
     out, problems = validate_hyperparams({"learning_rate": 0.5, "optim.lr": 0.4}, found, "1.0.0", validate=False)
     assert problems == [] and out["learning_rate"] == 0.5
+
+
+def test_a_set_key_the_template_config_sets_is_named_a_config_setting_with_where_it_goes() -> None:
+    sft = load_catalog(overlays=False).get("trl/sft")
+    assert sft is not None
+    _, problems = validate_hyperparams({"lora_alpha": 64, "adam_epsilon": 1e-06}, sft, "1.10.0")
+    problem = problems[0]
+    assert "lora_alpha (a setting of the config file, not a parameter)" in problem.message
+    assert "did you mean" not in problem.message  # lora_alpha is no typo of lora_r
+    assert "`sf methods trl/sft` lists them" in problem.hint
+    assert "goes in the experiment's config.yaml (`lora_alpha: 64`)" in problem.hint
+    _, problems = validate_hyperparams({"adam_epsilon": 1e-06}, sft, "1.10.0")
+    assert "(`adam_epsilon: 1.0e-06`)" in problems[0].hint  # a float YAML reads back as a float
+
+
+def test_bf16_is_a_parameter_of_every_trl_recipe() -> None:
+    for recipe_id in ("trl/sft", "trl/dpo", "trl/grpo"):
+        recipe = load_catalog(overlays=False).get(recipe_id)
+        assert recipe is not None
+        values, problems = parse_set(["bf16=false"])
+        out, problems = validate_hyperparams(values, recipe, recipe.default_version)
+        assert problems == [] and out["bf16"] is False

@@ -180,6 +180,8 @@ def test_sif_and_enroot_artifacts(tmp_path: Path) -> None:
         ({"type": "bool", "required": "yes"}, "params.learning_rate.required"),
         ({"path_overrides": {"1.0.0": ""}}, "params.learning_rate.path_overrides"),
         ({"dflt": 1}, "params.learning_rate.dflt"),
+        ({"type": "float", "needs_gpu": True}, "params.learning_rate.needs_gpu"),
+        ({"type": "bool", "needs_gpu": "yes"}, "params.learning_rate.needs_gpu"),
     ],
 )
 def test_parameter_rules(tmp_path: Path, decl: dict[str, Any], field: str) -> None:
@@ -244,3 +246,9 @@ def test_adapter_bindings_name_known_job_inputs_and_config_paths(tmp_path: Path)
     assert _fields(tmp_path / "list", manifest(adapter_options=good | {"bindings": ["model"]})) == [
         "adapter_options.bindings"
     ]
+
+
+def test_a_bool_parameter_may_declare_that_true_needs_a_gpu(tmp_path: Path) -> None:
+    write_recipe(tmp_path / "testfw" / "grpo", _param("bf16", type="bool", needs_gpu=True, default=True))
+    recipe = load_catalog(tmp_path, overlays=False).get("testfw/grpo")
+    assert recipe is not None and recipe.params["bf16"].needs_gpu and not recipe.params["steps"].needs_gpu

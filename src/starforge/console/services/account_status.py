@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ..runtime import Runtime
+from ..runtimes import series_kind
 from ..store.models import Job
 from .accounts import UserView
 from .job_queries import job_view
@@ -73,7 +74,7 @@ def cluster_report(rt: Runtime) -> dict[str, Any]:
     return {
         "profiles": [
             {"name": p.name, "series": p.series or p.name, "num_nodes": p.num_nodes, "gpus_per_node": p.gpus_per_node,
-             "label": p.label or p.name}
+             "label": p.label or p.name, "kind": series_kind(p.series or p.name, rt.settings.runtimes)}
             for p in rt.settings.profiles
         ],
         "gpu": {

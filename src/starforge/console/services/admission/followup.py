@@ -45,6 +45,7 @@ from .checks import (
     check_cluster_paths,
     check_data,
     check_engines,
+    check_gpu_settings,
     check_image,
     check_init_from,
     check_names,
@@ -65,6 +66,7 @@ EXEMPT = {
     check_data: "the child is given no data directories, so the spec's data references are not used by it",
     check_plugins: "the child is given no plugin directories, so the spec's plugins are not used by it",
     check_bundle: "the child runs the parent's stored bundle, inspected when the parent was admitted",
+    check_gpu_settings: "the child runs a lifecycle action (export, eval), not the trainer those settings configure",
     check_placeable: "the parent's submitter chose whether its jobs may wait for capacity; a child no capacity serves "
                      "waits as `pending` with the reason rather than failing the run it finishes",
 }

@@ -5,7 +5,8 @@ names → image allowlist → init_from → cluster paths (a base model under mo
 references (a registered base model, corpus, datasets, volumes, environment) → plugins → profiles and pools →
 capacity (a series no capacity of this deployment can serve is refused unless the submitter allows it to wait,
 `checks.placeable`) → runnable framework (a runtime this console can build for every series of the job,
-`runtimes.blocker`) → quota → bundle safety.
+`runtimes.blocker`) → settings that need a GPU on a series without (`checks.gpu_settings`) → quota → bundle
+safety.
 A later stage runs only when the earlier ones found nothing; inside the policy stage every check runs and every
 problem is reported.
 
@@ -34,6 +35,7 @@ from .checks import (
     check_cluster_paths,
     check_data,
     check_engines,
+    check_gpu_settings,
     check_image,
     check_init_from,
     check_names,
@@ -50,7 +52,7 @@ __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "NeedsDatabase", "ad
 
 POLICY_CHECKS = (
     check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
-    check_placeable, check_engines, check_runtime, check_quota, check_bundle,
+    check_placeable, check_engines, check_runtime, check_gpu_settings, check_quota, check_bundle,
 )
 
 

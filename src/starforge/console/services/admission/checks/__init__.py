@@ -4,6 +4,7 @@ from .bundle import check_bundle
 from .cluster_paths import check_cluster_paths
 from .data import check_data
 from .engines import check_engines
+from .gpu_settings import check_gpu_settings
 from .image import check_image
 from .init_from import check_init_from
 from .names import check_names
@@ -18,6 +19,7 @@ __all__ = [
     "check_cluster_paths",
     "check_data",
     "check_engines",
+    "check_gpu_settings",
     "check_image",
     "check_init_from",
     "check_names",
