@@ -164,11 +164,11 @@ class ConsoleProcess:
             return self.cli_token_for(user, role)
         from starforge.console.operator import create_token
 
-        return create_token(self.database(), user, role)
+        return create_token(self.database(), user, role, create=True)
 
     def cli_token_for(self, user: str, role: str = "operator") -> str:
         """Return a new API token for `user` made by the real `sf console token create` command."""
-        return self.sf("token", "create", "--user", user, "--role", role, check=True).stdout.strip()
+        return self.sf("token", "create", "--user", user, "--role", role, "--create", check=True).stdout.strip()
 
     def add_data(self, kind: str, ref: str, path: Path, *, public: bool = False) -> None:
         """Register a corpus or dataset version at `path`: `sf console <kind> add`, in this process."""

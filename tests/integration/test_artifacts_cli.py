@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
 import tarfile
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from starforge.client import Console
+from tests import forkserver
 from tests.integration import helpers
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.test_cli_account import sf, token_login
@@ -66,6 +69,20 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
 
     again = sf("job", "artifacts", job_id, "--download", str(target))
     assert again.returncode == 2 and "not an empty folder" in again.stderr
+
+    # inside a lab, the documented folder (downloads/, ignored by `sf init`) leaves it committed; another is named
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    assert forkserver.run(["init", str(tmp_path / "lab")], env=env).returncode == 0
+    kept = forkserver.run(["job", "artifacts", job_id, "--download", "downloads/export"], cwd=tmp_path / "lab",
+                          env=env)
+    assert kept.returncode == 0 and "warning" not in kept.stderr, kept.stderr
+    assert (tmp_path / "lab" / "downloads" / "export" / "checkpoints").is_dir()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path / "lab", capture_output=True, text=True,
+                            env=env, check=True)
+    assert status.stdout == ""
+    loose = forkserver.run(["job", "artifacts", job_id, "--download", "export"], cwd=tmp_path / "lab", env=env)
+    assert loose.returncode == 0, loose.stderr
+    assert "warning: export/ is in the lab" in loose.stderr and "add `export/` to .gitignore" in loose.stderr
 
     other_home = tmp_path / "other"
     other_token = token_login(console, other_home, unique("thief"))

@@ -1,4 +1,5 @@
-"""`sf job …` through the real `sf` against a real console: empty accounts, foreign ids, following logs."""
+"""`sf job …` through the real `sf` against a real console: empty accounts, foreign ids, following logs, an
+experiment name meaning its newest job; and a submission refused during maintenance."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from starforge.client import Console, NotFound
+from tests.e2e.conftest import make_researcher
 from tests.integration import helpers
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.test_cli_account import sf, token_login
@@ -140,5 +142,29 @@ def test_waiting_jobs_show_their_place_and_an_experiment_means_its_newest(consol
     logs = sf("job", "logs", "twice", "--no-follow", timeout=60)
     assert logs.returncode == 0, logs.stderr
     assert "showing the newest" in logs.stderr and f"Job {second} is pending" in logs.stderr
-    ambiguous = sf("job", "stop", "twice")  # stopping stays exact: two jobs match, nothing is stopped
-    assert ambiguous.returncode == 1 and "matches 2 jobs" in ambiguous.stderr
+    stopped = sf("job", "stop", "twice", "--json")  # the same rule: the experiment's newest job, said so
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(stopped.stdout)["job"] == second and f"stopping the newest, {second}" in stopped.stderr
+    with Console(console.url, token) as client:
+        assert client.resolve_job("twice").ref == second  # the SDK follows the same rule
+        assert client.job(first).status == "pending"
+
+
+def test_a_submission_during_maintenance_says_so_with_the_note(console: ConsoleProcess, tmp_path: Path) -> None:
+    me = make_researcher(console, tmp_path)
+    assert me.sf("new", "toy", "--method", "tinyrl/grpo").returncode == 0
+    me.commit("an experiment")
+    with console.client(console.admin_token) as admin:
+        assert admin.post("/api/admin/maintenance/drain", json={"note": "back at 14:00 UTC"}).status_code == 200
+        try:
+            human = me.sf("submit", "toy", "--profile", "cpu:1")
+            as_json = me.sf("submit", "toy", "--profile", "cpu:1", "--json")
+        finally:
+            assert admin.post("/api/admin/maintenance/resume").status_code == 200
+    assert human.returncode == 1
+    assert "error: the console is in maintenance mode: back at 14:00 UTC" in human.stderr, human.stderr
+    assert "try again once it is back" in human.stderr and "sf admin maintenance show" in human.stderr
+    refusal = json.loads(as_json.stdout)
+    assert refusal["ok"] is False and refusal["hint"].startswith("nothing was changed")
+    assert [(p["field"], p["code"]) for p in refusal["problems"]] == [("<root>", "maintenance")]
+    assert me.jobs() == []

@@ -170,6 +170,18 @@ def test_image_allowlist_follows_docker_rules(user: httpx.Client) -> None:
             assert response.json()["problems"][0]["field"] == "spec.framework.image", image
 
 
+def test_an_upper_case_repository_is_refused_at_the_image_with_a_hint(user: httpx.Client) -> None:
+    """Registries refuse upper case in a repository name: admission does too, with the same rule as `sf`."""
+    spec = spec_for(user, series="h200", gpus=8)
+    spec["spec"]["framework"]["image"] = "nvcr.io/NVIDIA/NeMo-RL:v0.7.0"  # an allowlisted registry
+    verdict = user.post("/api/admission/check", json={"spec": spec}).json()
+    [problem] = verdict["problems"]
+    assert verdict["ok"] is False
+    assert (problem["field"], problem["code"]) == ("spec.framework.image.reference", "invalid_image_reference")
+    assert "'nvidia/nemo-rl'" in problem["message"] and "lower case" in problem["hint"]
+    assert submit(user, spec).status_code == 400
+
+
 def test_unknown_series_and_profile(user: httpx.Client) -> None:
     response = submit(user, spec_for(user, series="b300"), profile="b300")
     fields = [p["field"] for p in response.json()["problems"]]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import uuid
 
 import httpx
 import pytest
@@ -186,6 +188,25 @@ def test_sf_console_token_create_prints_a_working_token(console: ConsoleProcess)
     assert again != token
     with console.client(token) as api:
         assert api.get("/api/whoami").status_code == 200
+
+
+def test_sf_console_token_create_refuses_an_unknown_account_unless_create(console: ConsoleProcess) -> None:
+    """A typo in --user never makes an operator account: it is refused with the close names, and --create makes one."""
+    name = unique("alice")
+    console.cli_token_for(name)
+    typo = name[:-2] + name[-1] + name[-2]  # two letters swapped
+    refused = console.sf("token", "create", "--user", typo)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    assert f"user: there is no account {typo!r}" in refused.stderr, refused.stderr
+    [hint] = [line for line in refused.stderr.splitlines() if "hint:" in line]
+    assert "did you mean" in hint and name in hint and "--create" in hint  # (other tests' accounts may be close too)
+    stranger = console.sf("token", "create", "--user", "zq" + uuid.uuid4().hex[:6])
+    assert stranger.returncode == 1 and "did you mean" not in stranger.stderr
+    listed = {u["username"] for u in json.loads(console.sf("user", "ls", "--json", check=True).stdout)}
+    assert name in listed and typo not in listed
+    made = console.sf("token", "create", "--user", typo, "--create", check=True).stdout.strip()
+    with console.client(made) as api:
+        assert api.get("/api/whoami").json()["username"] == typo
 
 
 @pytest.mark.parametrize("console", BACKENDS, indirect=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.e2e.conftest import make_researcher
 from tests.integration.conftest import BACKENDS, SQLITE, TLS, ConsoleProcess, make_console, unique
 from tests.integration.helpers import spec_for, submit
 
@@ -100,3 +103,31 @@ def test_concurrent_submissions_never_overspend_the_daily_budget(quiet_console: 
     decisions = api.get("/api/admissions/mine", params={"limit": 500}).json()
     verdicts = [d["verdict"] for d in decisions.get("admissions", decisions.get("decisions", []))]
     assert verdicts.count("rejected") == 116  # every refusal audited, at admission or at the commit
+
+
+def test_the_cli_shows_quota_and_profile_refusals_at_their_fields(quiet_console: ConsoleProcess,
+                                                                  tmp_path: Path) -> None:
+    """A quota (400) and a profile the account may not use (403) print each field with its hint, and `--json`
+    carries the console's `problems`."""
+    me = make_researcher(quiet_console, tmp_path)
+    with quiet_console.client(quiet_console.admin_token) as admin:
+        answer = admin.post("/api/admin/quotas", json={"username": me.user, "max_concurrent_gpus": 2,
+                                                       "allowed_profiles": ["cpu"]})
+        assert answer.status_code == 200, answer.text
+    assert me.sf("new", "toy", "--method", "tinyrl/grpo").returncode == 0
+    me.commit("an experiment")
+
+    over = me.sf("submit", "toy", "--profile", "cpu:4")
+    assert over.returncode == 1 and "spec.resources.pools: the job asks for 4 GPUs" in over.stderr, over.stderr
+    assert "hint: use a smaller --profile" in over.stderr
+    profile = me.sf("submit", "toy", "--profile", "h200:8")
+    assert profile.returncode == 1 and "error:" not in profile.stderr, profile.stderr
+    assert "X-Forge-Meta.profile: your account may not use profile 'h200'" in profile.stderr
+    assert "hint: allowed for you: cpu" in profile.stderr
+    as_json = me.sf("submit", "toy", "--profile", "h200:8", "--json")
+    assert as_json.returncode == 1
+    refusal = json.loads(as_json.stdout)
+    assert refusal["ok"] is False and refusal["title"]
+    fields = {(p["field"], p["code"]): p["hint"] for p in refusal["problems"]}
+    assert fields[("X-Forge-Meta.profile", "profile_not_allowed")] == "allowed for you: cpu"
+    assert ("spec.resources.pools", "quota_exceeded") in fields

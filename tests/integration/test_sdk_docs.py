@@ -47,6 +47,7 @@ def test_every_python_example_of_the_sdk_page_runs(console: ConsoleProcess, tmp_
     me = make_researcher(console, tmp_path)
     assert me.sf("new", "my-grpo", "--method", "tinyrl/grpo").returncode == 0
     me.commit("an experiment")
+    earlier = me.json("submit", "my-grpo", "--profile", "cpu:1", "--set", "max_num_steps=2")["job_id"]
     blocks = python_blocks(SDK_PAGE)
     assert len(blocks) >= 3 and "build_submission" in blocks[0]  # the first example builds its bundle
     env = {k: v for k, v in me.env.items() if k != "FORGE_SERVER"}
@@ -54,8 +55,9 @@ def test_every_python_example_of_the_sdk_page_runs(console: ConsoleProcess, tmp_
     outputs = [run_block(code, cwd=me.lab, env=env, console=console, token=token) for code in blocks]
     assert outputs[0].strip().endswith("submitted"), outputs[0]
     assert "final status: succeeded" in outputs[1], outputs[1]
-    [job] = me.jobs()
-    assert job["status"] == "succeeded" and job["exp"] == "experiments/my-grpo"
+    newest, first = me.jobs()  # `resolve_job("my-grpo")` followed the experiment's newest job, not an error
+    assert first["job_ref"] == earlier and newest["exp"] == "experiments/my-grpo"
+    assert newest["status"] == "succeeded" and newest["job_ref"] in outputs[0]
     assert me.json("whoami")["user"]["username"] == me.user  # the device login's credentials were saved and work
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, counted, human_size
+from starforge.cli._output import EXIT_USAGE, Output, counted, human_size
 from starforge.cli.cmd_job import console_session, render_table
 
 if TYPE_CHECKING:
@@ -54,13 +54,7 @@ def _push(out: Output, kind: str, path: Path, target: str, *, public: bool, desc
             pushed = console.push_asset(kind, path, name, version, public=public, owner=owner,
                                         description=description)
         except Rejected as exc:
-            if not exc.problems:
-                raise
-            if out.as_json:
-                out.emit({"ok": False, "title": exc.title, "problems": [p.to_dict() for p in exc.problems]})
-            else:
-                out.problems(exc.title or f"The {kind} was refused", exc.problems)
-            raise typer.Exit(EXIT_REFUSED) from None
+            out.fail(exc, title=f"The {kind} was refused")
     ref = str(pushed.get("ref") or "")
     out.emit({"ref": ref}, lambda _: ref)
     if not out.as_json:

@@ -23,18 +23,15 @@ _POLL_SECONDS = 0.5
 def _training_run(out: Output, console: Console, handle: str) -> Job:
     """Return the job `handle` names; an experiment (or name) with several jobs means its newest training run (a
     follow-up is never the run to export), said so."""
-    from starforge.client import AmbiguousJob
-
-    try:
-        return console.resolve_job(handle)
-    except AmbiguousJob as exc:
-        if not exc.by_name:
-            raise
-        runs = [job for job in exc.candidates if not job.raw.get("action")] or exc.candidates
-        newest: Job = runs[0]  # the console lists jobs newest first
-        out.info(f"{handle!r} has {len(exc.candidates)} jobs; using its newest run, {newest.ref} ({newest.status}, "
-                 f"submitted {age(newest.submitted_at)})")
-        return newest
+    found = console.pick_job(handle)
+    assert found.job is not None  # `pick_job` raises when the handle names no job
+    if not found.by_name or len(found.matches) < 2:
+        return found.job
+    runs = [job for job in found.matches if not job.raw.get("action")] or list(found.matches)
+    newest: Job = runs[0]  # the console lists jobs newest first
+    out.info(f"{handle!r} has {len(found.matches)} jobs; using its newest run, {newest.ref} ({newest.status}, "
+             f"submitted {age(newest.submitted_at)})")
+    return newest
 
 
 def _wait(out: Output, console: Console, ref: str) -> str:
@@ -59,11 +56,7 @@ def request_followup(handle: str, action: str, *, as_json: bool, benchmarks: Seq
         try:
             made = console.followup(parent.ref, action, benchmarks=benchmarks, profile=profile or None)
         except Rejected as exc:
-            if out.as_json:
-                out.emit({"ok": False, "title": exc.title, "problems": [p.to_dict() for p in exc.problems]})
-            else:
-                out.problems(exc.title or f"The {action} was refused", exc.problems)
-            raise typer.Exit(EXIT_REFUSED) from None
+            out.fail(exc, title=f"The {action} was refused")
         body: dict[str, Any] = dict(made.raw)
         final = _wait(out, console, made.job_id) if wait else ""
     if final:

@@ -6,13 +6,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from starforge.contract import Problem
 
 __all__ = [
-    "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "UsageError", "colour_enabled", "counted", "human_size",
-    "render_problems_text", "slots",
+    "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "Output", "Refusal", "UsageError", "colour_enabled", "counted",
+    "human_size", "render_problems_text", "slots",
 ]
 
 EXIT_OK = 0
@@ -54,6 +54,15 @@ def colour_enabled(stream: Any) -> bool:
 
 class UsageError(Exception):
     """A command was called wrongly (exit 2)."""
+
+
+class Refusal(Protocol):
+    """What `Output.fail` reads of a refusal: a `starforge.client.ConsoleError` (or any error shaped like one)."""
+
+    title: str
+    detail: str
+    hint: str
+    problems: list[Problem]
 
 
 def _paint(text: str, style: str, enabled: bool) -> str:
@@ -141,12 +150,37 @@ class Output:
         if text:
             sys.stderr.write(text + "\n")
 
+    def refusal_json(self, title: str, problems: Sequence[Problem] = (), warnings: Sequence[Problem] = (), *,
+                     error: str = "", hint: str = "", **extra: Any) -> None:
+        """Print the one JSON shape of every refusal: `{ok: false, title, error, hint, problems, warnings, …}`."""
+        self.emit({"ok": False, "title": title, "error": error or title, "hint": hint,
+                   "problems": [p.to_dict() for p in problems], "warnings": [w.to_dict() for w in warnings],
+                   **extra})
+
     def abort(self, message: str, *, hint: str = "", code: int = EXIT_REFUSED) -> NoReturn:
-        """Print `error: message` (and a hint) to stderr and exit with `code`."""
+        """Print `error: message` (and a hint) to stderr and exit with `code`; `--json` prints the refusal object."""
         if self.as_json:
-            payload = {"ok": False, "error": message, "hint": hint}
-            sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+            self.refusal_json(message.splitlines()[0] if message else "", hint=hint, error=message)
         sys.stderr.write(_paint(f"error: {message}", "red", self.colour_err) + "\n")
         if hint:
             self.hint(hint)
+        raise SystemExit(code)
+
+    def fail(self, error: Refusal, *, title: str = "", hint: str = "", code: int = EXIT_REFUSED,
+             **extra: Any) -> NoReturn:
+        """Print a refusal of the console and exit with `code`: its title, each problem at its field with its hint,
+        then the next step (`hint`, else the error's); a refusal without fields is one `error:` line.
+
+        This is the one place `sf` renders what a console refused; `--json` prints the refusal object with the
+        console's `problems` (`title` names the refusal when the console gave none)."""
+        heading = error.title or title or "The console refused the request"
+        next_step = hint or error.hint
+        if self.as_json:
+            self.refusal_json(heading, error.problems, error=error.detail, hint=next_step, **extra)
+        if any(p.field != "<root>" for p in error.problems):
+            self.problems(heading, error.problems)
+        else:
+            sys.stderr.write(_paint(f"error: {error.detail or heading}", "red", self.colour_err) + "\n")
+        if next_step:
+            self.hint(next_step)
         raise SystemExit(code)

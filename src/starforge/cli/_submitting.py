@@ -33,8 +33,7 @@ def refuse(out: Output, title: str, problems: Sequence[Problem], warnings: Seque
            **extra: Any) -> NoReturn:
     """Print a refusal (title, one bullet per problem with its hint) and exit 1; `--json` prints one object."""
     if out.as_json:
-        out.emit({"ok": False, "title": title, "problems": [p.to_dict() for p in problems],
-                  "warnings": [w.to_dict() for w in warnings], **extra})
+        out.refusal_json(title, problems, warnings, **extra)
     else:
         out.problems(title, problems, warnings)
     raise typer.Exit(EXIT_REFUSED)
@@ -90,14 +89,14 @@ def _progress_transport(out: Output) -> httpx.BaseTransport | None:
 
 @contextmanager
 def session(out: Output) -> Iterator[Console]:
-    """Yield a client of the configured console; a `ConsoleError` becomes `error: …` and exit 1."""
+    """Yield a client of the configured console; a `ConsoleError` is rendered by `Output.fail` (exit 1)."""
     from starforge.client import Console, ConsoleError
 
     try:
         with Console.from_home(transport=_progress_transport(out)) as console:
             yield console
     except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint)
+        out.fail(exc)
 
 
 def registry_of(console: Console) -> list[ProfileEntry]:

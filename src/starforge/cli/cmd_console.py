@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from starforge.cli._output import EXIT_USAGE, Output, human_size
+from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, human_size
 from starforge.cli._quota_options import (
     DailyGpuHours,
     Gpus,
@@ -63,8 +63,13 @@ def _run(out: Output, action: Any) -> Any:
     try:
         return action()
     except ConsoleError as exc:
-        out.problems(exc.detail, exc.problems)
-        out.abort(exc.detail)
+        if not exc.problems:
+            out.abort(exc.detail)
+        if out.as_json:
+            out.refusal_json(exc.detail, exc.problems)
+        else:
+            out.problems(exc.detail, exc.problems)
+        raise typer.Exit(EXIT_REFUSED) from None
 
 
 @app.command("up")
@@ -133,31 +138,32 @@ def render(
     """Print a job rendered for an engine: `--kuberay` prints its RayJob manifest (YAML; `kubectl apply -f -`).
 
     Asks the console you are logged in to; you see your own jobs (an administrator, every job)."""
-    from starforge.cli.cmd_job import console_session
+    from starforge.cli.cmd_job import console_session, resolve_job
 
     out = Output(as_json=as_json)
     if not kuberay:
         out.abort("choose what to render", hint="sf console render JOB --kuberay", code=EXIT_USAGE)
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = resolve_job(out, console, job_id, "rendering")
         manifest = console.render(job.ref, "kuberay")
     out.emit({"job_ref": job.ref, "format": "kuberay", "manifest": manifest}, lambda d: str(d["manifest"]).rstrip("\n"))
 
 
 @token_app.command("create")
 def token_create(
-    user: Annotated[str, typer.Option("--user", help="account name (created if missing)")],
+    user: Annotated[str, typer.Option("--user", help="account name (an existing one, unless --create)")],
     role: Annotated[str | None, typer.Option("--role", help="admin, operator or viewer")] = None,
+    create: Annotated[bool, typer.Option("--create", help="create the account when it does not exist")] = False,
     state_dir: StateDir = None,
     database_url: DatabaseUrl = None,
     config: ConfigFile = None,
 ) -> None:
-    """Create the user if needed and print only a new long-lived API token on stdout."""
+    """Print only a new long-lived API token of an account on stdout; an unknown account is refused unless --create."""
     from starforge.console.operator import create_token
 
     out = Output()
     _settings_, db = _db(state_dir, database_url, config)
-    print(_run(out, lambda: create_token(db, user, role)))
+    print(_run(out, lambda: create_token(db, user, role, create=create)))
 
 
 @user_app.command("ls")

@@ -47,4 +47,4 @@ def init(
         else:
             out.hint("commit the new files before submitting: git add -A && git commit -m 'StarForge lab'")
     where = "" if root == Path.cwd().resolve() else f"cd {directory} && "
-    out.hint(f"{where}sf new <exp> --recipe <framework>/<method>   (sf methods lists the recipes)")
+    out.hint(f"{where}sf new <exp> --method <framework>/<method>   (sf methods lists the recipes)")

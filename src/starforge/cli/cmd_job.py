@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -43,14 +44,14 @@ IdArg = Annotated[str, typer.Argument(help="job id, any unambiguous prefix of on
 
 @contextmanager
 def console_session(out: Output) -> Iterator[Console]:
-    """Yield a client of the configured console; any `ConsoleError` becomes `error: …` and exit 1."""
+    """Yield a client of the configured console; any `ConsoleError` is rendered by `Output.fail` (exit 1)."""
     from starforge.client import Console, ConsoleError
 
     try:
         with Console.from_home() as console:
             yield console
     except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint)
+        out.fail(exc)
 
 
 def render_table(out: Output, headers: Sequence[str], rows: Sequence[Sequence[Any]], status_col: int | None = None) -> str:
@@ -155,19 +156,16 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _newest_of(out: Output, console: Console, handle: str, doing: str) -> Job:
-    """Return the job `handle` names; an experiment (or name) shared by several jobs means its newest one, said so."""
-    from starforge.client import AmbiguousJob
-
-    try:
-        return console.resolve_job(handle)
-    except AmbiguousJob as exc:
-        if not exc.by_name:
-            raise
-        newest: Job = exc.candidates[0]  # the console lists jobs newest first
-        out.info(f"{handle!r} has {len(exc.candidates)} jobs; {doing} the newest, {newest.ref} ({newest.status}, "
-                 f"submitted {age(newest.submitted_at)})")
-        return newest
+def resolve_job(out: Output, console: Console, handle: str, doing: str) -> Job:
+    """Return the job `handle` names (`Console.pick_job`: an experiment or job name shared by several jobs names
+    the newest), saying on stderr which one was taken when the name had several."""
+    found = console.pick_job(handle)
+    job = found.job
+    assert job is not None  # `pick_job` raises when the handle names no job
+    if found.by_name and len(found.matches) > 1:
+        out.info(f"{handle!r} has {len(found.matches)} jobs; {doing} the newest, {job.ref} ({job.status}, "
+                 f"submitted {age(job.submitted_at)})")
+    return job
 
 
 def _reason(job: Job) -> str:
@@ -181,7 +179,7 @@ def status(job_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show one job's row (status, GPUs, submission time)."""
     out = Output(as_json=as_json)
     with console_session(out) as console:
-        job = console.job_detail(_newest_of(out, console, job_id, "showing").ref)  # with its place in the queue
+        job = console.job_detail(resolve_job(out, console, job_id, "showing").ref)  # with its place in the queue
     out.emit(dict(job.raw), lambda _: _status_text(job))
 
 
@@ -223,7 +221,7 @@ def logs(
     final = reason = ""
     with console_session(out) as console:
         if job_id:
-            job = _newest_of(out, console, job_id, "following" if not no_follow else "showing")
+            job = resolve_job(out, console, job_id, "following" if not no_follow else "showing")
         else:
             newest = console.jobs(limit=1)
             if not newest:
@@ -281,7 +279,7 @@ def stop(
             out.warn(f"{failed.get('id')}: {failed.get('error')}")
         return
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = resolve_job(out, console, job_id, "stopping")
         result = console.stop(job.ref)
     out.emit({"job": job.ref, "stopped": result.stopped, "status": result.status}, lambda _: None)
     if result.stopped:
@@ -346,7 +344,7 @@ def metrics(job_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show the latest value of every metric a job reported, with a small chart of its history."""
     out = Output(as_json=as_json)
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = resolve_job(out, console, job_id, "showing")
         found = console.metrics(job.ref)
     data = {"job": job.ref, "metrics": {k: [{"step": p.step, "value": p.value, "ts": p.ts} for p in points]
                                         for k, points in found.series.items()}}
@@ -360,7 +358,7 @@ def spec(job_id: IdArg, as_json: JsonOpt = False) -> None:
     """Print the JobSpec the console admitted for a job (owner stamped)."""
     out = Output(as_json=as_json)
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = resolve_job(out, console, job_id, "showing")
         admitted = console.jobspec(job.ref)
     out.emit(admitted, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
 
@@ -373,6 +371,18 @@ def _artifacts_text(out: Output, rows: Sequence[dict[str, Any]]) -> str | None:
     return render_table(out, ["kind", "step", "size", "path"], table)
 
 
+def _warn_if_it_dirties_a_lab(out: Output, target: Path) -> None:
+    """Say so when files downloaded to `target` make a lab's tree dirty (`sf submit` would then refuse)."""
+    from starforge.lab import lab_dirtied_by
+
+    root = lab_dirtied_by(target)
+    if root is not None:
+        where = target.resolve().relative_to(root).as_posix()
+        out.warn(f"{where}/ is in the lab {root} and git does not ignore it: `sf submit` refuses a lab with "
+                 f"uncommitted files; add `{where}/` to .gitignore, or download under downloads/ (ignored in labs "
+                 f"made by `sf init`)")
+
+
 @app.command("artifacts")
 def artifacts(
     job_id: IdArg,
@@ -382,12 +392,10 @@ def artifacts(
     as_json: JsonOpt = False,
 ) -> None:
     """List the artifacts a job registered (kind, step, size, path); with --download, fetch them (owner or admin)."""
-    from pathlib import Path
-
     out = Output(as_json=as_json)
     files: list[str] = []
     with console_session(out) as console:
-        job = console.resolve_job(job_id)
+        job = resolve_job(out, console, job_id, "listing")
         rows = console.artifacts(job.ref)
         if download:
             target = Path(download)
@@ -396,6 +404,7 @@ def artifacts(
                           code=EXIT_USAGE)
             # one archive of everything the console holds (remote artifacts and vanished files left out by it)
             files = console.download_artifact(job.ref, "", target)
+            _warn_if_it_dirties_a_lab(out, target)
     body: dict[str, Any] = {"job": job.ref, "artifacts": rows}
     if download:
         body.update(download=str(download), files=files)

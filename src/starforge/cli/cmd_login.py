@@ -24,7 +24,7 @@ app = typer.Typer(
 
 
 def _fail(out: Output, exc: ConsoleError) -> NoReturn:
-    out.abort(exc.detail, hint=exc.hint)
+    out.fail(exc)
 
 
 def _may_open_browser(no_browser: bool) -> bool:

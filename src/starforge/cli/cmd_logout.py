@@ -30,7 +30,7 @@ def logout(
         url = home.resolve_server(server)
         removed = client_logout(url, home=home)
     except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint)
+        out.fail(exc)
     if removed is None:
         out.info(f"Not logged in to {url}; nothing to do.")
     else:

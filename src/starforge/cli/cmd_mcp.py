@@ -24,12 +24,9 @@ def mcp(
 ) -> None:
     """Speak MCP on stdin/stdout until the agent disconnects; see docs/mcp.md for agent configuration."""
     from starforge.lab import find_root_or_none
+    from starforge.mcp.stdio import serve_stdio  # without the `console` extra, `sf` names it (cli/main.py)
 
     out = Output()
-    try:
-        from starforge.mcp.stdio import serve_stdio
-    except ImportError as exc:
-        out.abort(f"the MCP SDK is not installed ({exc.name})", hint='pip install "mcp>=2.0"', code=EXIT_USAGE)
     root = find_root_or_none(lab)
     if lab is not None and root is None:
         out.abort(f"no lab at {lab}", hint="point --lab at a directory with a starforge.yaml", code=EXIT_USAGE)

@@ -91,7 +91,7 @@ def _server_rows(out: Output, inspections: list[LockInspection]) -> dict[str, tu
         with Console.from_home() as console:
             payload = console.recipes()
     except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint or "run `sf login` first")
+        out.fail(exc, hint=exc.hint or "run `sf login` first")
     rows = {}
     for item in inspections:
         if item.recipe is not None:

@@ -147,7 +147,7 @@ def submit(
 
 def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
             catalog: Catalog, *, allow_pending: bool = False) -> None:
-    from starforge.client import Rejected
+    from starforge.client import Forbidden, Rejected
     from starforge.contract import dumps
     from starforge.lab import exp_label, pack_submission, write_spec_file
 
@@ -169,8 +169,8 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
         warn_all(out, packed.warnings)
     try:
         result = _submit_with_retry(console, built, packed.data, allow_pending=allow_pending)
-    except Rejected as exc:
-        refuse(out, exc.title or "The console rejected the job", exc.problems, spec_file=str(spec_file))
+    except (Rejected, Forbidden) as exc:  # a quota, a profile the account may not use…: every field with its hint
+        out.fail(exc, title="The console rejected the job", spec_file=str(spec_file))
     job_id = result.job_id
     out.emit({"ok": True, "job_id": job_id, "run_id": result.run_id, "queued": result.queued,
               "status": result.raw.get("status", ""), "message": result.message,
@@ -215,7 +215,7 @@ def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOpt
         out.info(f"offline: checked locally ({exc.title or exc.detail})")
         checked = _checked_offline(out, lab, exp, options, catalog)
     except ConsoleError as exc:  # a 401 or 403 is a real refusal, not "offline"
-        out.abort(exc.detail, hint=exc.hint)
+        out.fail(exc)
     _report_dry_run(out, checked)
 
 

@@ -166,7 +166,6 @@ def _sweep(out: Output, console: Any, lab: Any, exp: str, options: Any, cat: Any
 
 def _submit(out: Output, console: Any, base: Any, points: list[dict[str, str]], built: list[Any], data: bytes,
             keys: list[str], *, seed: int | None, max_parallel: int, allow_pending: bool) -> None:
-    from starforge.cli._submitting import refuse
     from starforge.client import Rejected
 
     extra: dict[str, Any] = base.provenance.to_meta() if base.provenance is not None else {}
@@ -177,7 +176,7 @@ def _submit(out: Output, console: Any, base: Any, points: list[dict[str, str]], 
                                       data, exp=base.exp, profile=base.profile, meta_extra=extra,
                                       max_parallel=max_parallel, allow_pending=allow_pending)
     except Rejected as exc:
-        refuse(out, exc.title or "The console rejected the sweep", exc.problems)
+        out.fail(exc, title="The console rejected the sweep")
     sweep_id = result.get("sweep_id", "")
     jobs = [j for j in result.get("jobs", []) if isinstance(j, dict)]
     out.emit({"ok": True, **result, **({"seed": seed} if seed is not None else {})},

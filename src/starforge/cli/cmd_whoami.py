@@ -34,5 +34,5 @@ def whoami(
         with Console.from_home() as console:
             user = console.whoami()
     except ConsoleError as exc:
-        out.abort(exc.detail, hint=exc.hint)
+        out.fail(exc)
     out.emit({"server": console.server, "user": dict(user.raw) or {"username": user.username}}, _human)

@@ -98,10 +98,18 @@ def main(argv: list[str] | None = None) -> int:
         suggestion = f" Did you mean `sf {close[0]}`?" if close else ""
         print(f"error: unknown command {name!r}.{suggestion} Run `sf --help` for the list.", file=sys.stderr)
         return 2
-    module = importlib.import_module(entry[0])
-    app = module.app
     try:
-        app(args=args[1:], prog_name=f"sf {name}", standalone_mode=True)
+        module = importlib.import_module(entry[0])
+        module.app(args=args[1:], prog_name=f"sf {name}", standalone_mode=True)
+    except ModuleNotFoundError as exc:  # an optional extra that is not installed is named, never a traceback
+        from starforge.extras import missing_extra
+
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        print(f"error: {missing}", file=sys.stderr)
+        print(f"→ install it {missing.hint}", file=sys.stderr)
+        return 1
     except SystemExit as exc:
         code = exc.code
         if code is None:

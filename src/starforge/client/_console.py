@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
@@ -17,7 +17,7 @@ from ._auth import refresh
 from ._config import Credentials, ForgeHome, normalise_server
 from ._errors import ConsoleError, NotFound, NotLoggedIn, Rejected, error_from_response
 from ._http import Http, query
-from ._jobs import Job, find_exact, resolve
+from ._jobs import Job, find_exact, pick, resolve
 from ._logs import follow_logs
 from ._meta import build_meta, empty_bundle, encode_meta
 from ._models import (
@@ -33,6 +33,9 @@ from ._models import (
 from ._plugins import check_digest, pack_plugin
 from ._sse import LogEvent
 from ._transfer import DOWNLOAD_LIMITS, file_chunks, pack_path, unpack_archive
+
+if TYPE_CHECKING:
+    from ..handles import JobPick
 
 __all__ = ["Console"]
 
@@ -221,8 +224,14 @@ class Console:
         return [Job.from_row(r) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
     def resolve_job(self, handle: str) -> Job:
-        """Return the one job `handle` names (exact id, exact name, else a unique id/name/exp prefix) among the last 200."""
+        """Return the job `handle` names among your last 200: an exact id, else the newest job of an exact
+        experiment or job name, else a unique prefix of an id or a name (`starforge.handles`)."""
         return resolve(self.jobs(all=True), handle)
+
+    def pick_job(self, handle: str) -> JobPick[Job]:
+        """Return what `resolve_job` decides with its reason: the job, every job the handle matched (newest first)
+        and `by_name` when they share it as their name (the newest was taken)."""
+        return pick(self.jobs(all=True), handle)
 
     def job(self, ref: str) -> Job:
         """Return the job whose `job_ref` or `run_id` is exactly `ref`; raise `NotFound` otherwise."""

@@ -6,9 +6,10 @@
     │   └── NotLoggedIn          no stored credentials for this console (no request was made)
     ├── Forbidden                403
     ├── NotFound                 404, or no job matches a handle
-    ├── AmbiguousJob             a job handle matches several jobs
+    ├── AmbiguousJob             a prefix matches several jobs
     ├── Rejected                 400 / 409 / 413 / 422, carrying `problems`
-    └── Unavailable              network failure, timeout, 429, 5xx (503 maintenance)
+    └── Unavailable              network failure, timeout, 429, 5xx
+        └── Maintenance          503 with the operator's note: the console is in maintenance mode
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from starforge.contract import Problem
 
-from ._detail import Detail, detail_text, problems_from
+from ._detail import Detail, detail_text, parse_body, problems_from
 
 __all__ = [
     "AmbiguousJob",
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigError",
     "ConsoleError",
     "Forbidden",
+    "Maintenance",
     "NotFound",
     "NotLoggedIn",
     "Rejected",
@@ -78,13 +80,12 @@ class NotFound(ConsoleError):
 
 
 class AmbiguousJob(ConsoleError):
-    """Raised when a job handle names several jobs; `candidates` holds their rows (newest first), and `by_name` says
-    the handle is their experiment or job name exactly (not a prefix)."""
+    """Raised when a prefix matches several jobs (an exact experiment name names its newest job instead);
+    `candidates` holds their rows, newest first."""
 
-    def __init__(self, detail: str, candidates: Sequence[Any], *, by_name: bool = False) -> None:
+    def __init__(self, detail: str, candidates: Sequence[Any]) -> None:
         super().__init__(detail, hint="type more of the id, or use the full job id")
         self.candidates = list(candidates)
-        self.by_name = by_name
 
 
 class Rejected(ConsoleError):
@@ -98,6 +99,21 @@ class Rejected(ConsoleError):
 
 class Unavailable(ConsoleError):
     """Raised when the console cannot be reached, times out, rate-limits (429) or fails (5xx, 503 maintenance)."""
+
+
+class Maintenance(Unavailable):
+    """Raised on a 503 with a `detail` (wire-protocol §9.2): the console is in maintenance mode and refuses new work
+    until an administrator resumes it; `note` is the operator's note (often when it will be back)."""
+
+    def __init__(self, note: str) -> None:
+        self.note = " ".join(note.split())
+        if "maintenance" in self.note.lower():  # the console's own sentence already says it
+            detail = self.note
+        else:
+            detail = "the console is in maintenance mode" + (f": {self.note}" if self.note else "")
+        hint = ("nothing was changed; try again once it is back (the note says when); an administrator sees the state "
+                "with `sf admin maintenance show`")
+        super().__init__(detail, status=503, hint=hint, problems=[Problem("<root>", "maintenance", detail, hint)])
 
 
 _LOGIN_HINT = "run `sf login` to log in again"
@@ -114,8 +130,11 @@ def error_from_response(status: int, body: bytes) -> ConsoleError:
         return NotFound(text, status=status)
     if status in (400, 409, 413, 422):
         return Rejected(text, status=status, problems=problems_from(body, Detail.parse(text)))
+    body_value = parse_body(body)
+    if status == 503 and isinstance(body_value, dict) and isinstance(body_value.get("detail"), str):
+        return Maintenance(text)
     if status == 429 or status >= 500:
-        return Unavailable(text, status=status, hint="try again later" if status != 503 else "")
+        return Unavailable(text, status=status, hint="try again later")
     if 300 <= status < 400:
         return ConsoleError(
             f"the console answered with a redirect (HTTP {status}); API paths must not redirect",

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..handles import JobPick, pick_job
 from ._errors import AmbiguousJob, NotFound
 
-__all__ = ["SUCCEEDED", "TERMINAL", "Job", "find_exact", "resolve"]
+__all__ = ["SUCCEEDED", "TERMINAL", "Job", "find_exact", "pick", "resolve"]
 
 SUCCEEDED = frozenset({"succeeded", "success", "finished", "completed"})
 TERMINAL = SUCCEEDED | {"failed", "error", "terminated", "stopped", "cancelled", "canceled"}
@@ -110,30 +111,29 @@ def _describe(job: Job) -> str:
     return f"{job.ref} ({job.name or job.exp_name or '?'}, {job.status or 'unknown'})"
 
 
-def resolve(jobs: Sequence[Job], handle: str) -> Job:
-    """Return the one job `handle` names: exact id, else exact name, else a unique id/name/exp prefix.
-
-    Raise `NotFound` when nothing matches and `AmbiguousJob` (listing the candidates) when several do.
-    """
-    handle = handle.strip()
-    if not handle:
+def pick(jobs: Sequence[Job], handle: str) -> JobPick[Job]:
+    """Return what `handle` names among `jobs` (newest first) by the one rule of `starforge.handles`: an exact id,
+    else the newest job of an exact experiment or job name, else a unique prefix; raise `NotFound` when nothing
+    matches and `AmbiguousJob` (listing the candidates) when a prefix matches several jobs."""
+    if not handle.strip():
         raise NotFound("no job id given", hint="pass a job id, a prefix of one, or an experiment name")
-    exact = find_exact(jobs, handle)
-    if exact is not None:
-        return exact
-    named = [j for j in jobs if handle in (j.name, j.exp_name)]
-    if len(named) == 1:
-        return named[0]
-    matches = named or [
-        j for j in jobs if any(v.startswith(handle) for v in (j.job_ref, j.run_id, j.name, j.exp_name) if v)
-    ]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
+    found = pick_job(jobs, handle, ids=lambda j: (j.job_ref, j.run_id), names=lambda j: (j.name, j.exp_name))
+    if found.job is not None:
+        return found
+    if not found.matches:
         raise NotFound(
-            f"no job matches {handle!r}",
+            f"no job matches {handle.strip()!r}",
             hint="list your jobs with `sf job ls --all`; ids of other accounts are not visible",
         )
+    matches = found.matches
     listing = "\n".join(f"- {_describe(j)}" for j in matches[:20])
     more = f"\n- … and {len(matches) - 20} more" if len(matches) > 20 else ""
-    raise AmbiguousJob(f"{handle!r} matches {len(matches)} jobs\n{listing}{more}", matches, by_name=bool(named))
+    raise AmbiguousJob(f"{handle.strip()!r} matches {len(matches)} jobs\n{listing}{more}", matches)
+
+
+def resolve(jobs: Sequence[Job], handle: str) -> Job:
+    """Return the one job `handle` names (see `pick`); raise `NotFound` or `AmbiguousJob` otherwise."""
+    job = pick(jobs, handle).job
+    if job is None:  # never: `pick` raises when the handle names no job
+        raise NotFound(f"no job matches {handle.strip()!r}")
+    return job

@@ -35,8 +35,16 @@ def build_engines(rt: Runtime) -> Engines:
     if "ray" in settings.engines():
         from .executors.ray.executor import RayExecutor
 
-        engines["ray"] = RayExecutor(settings.ray, settings.ray.address, stop_grace=settings.stop_grace_seconds,
-                                     storage_root=settings.state_dir)
+        try:
+            engines["ray"] = RayExecutor(settings.ray, settings.ray.address, stop_grace=settings.stop_grace_seconds,
+                                         storage_root=settings.state_dir)
+        except ModuleNotFoundError as exc:  # the `ray` extra is optional: name it and its install command
+            from ..extras import missing_extra
+
+            missing = missing_extra(exc, "the Ray engine (`--executor ray`, `executors.ray`)")
+            if missing is None:
+                raise
+            raise missing from exc
     return Engines(engines, settings.engine_of)
 
 

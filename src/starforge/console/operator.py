@@ -26,11 +26,29 @@ def open_database(settings: Settings) -> Database:
     return db
 
 
-def create_token(db: Database, username: str, role: str | None = None, name: str = "") -> str:
-    """Create the account if needed (role default operator) and return a new long-lived API token."""
+def create_token(db: Database, username: str, role: str | None = None, name: str = "", *,
+                 create: bool = False) -> str:
+    """Return a new long-lived API token of account `username`; with `create`, a missing account is created (role
+    default operator), else it is refused with the closest existing names (a typo never makes an account)."""
     with db.write() as session:
+        if not create:
+            _require_account(session, username)
         user = accounts.ensure_user(session, username, role)
         return accounts.issue_api_token(session, user, name or "created with sf console token create")
+
+
+def _require_account(session: Any, username: str) -> None:
+    import difflib
+
+    names = [u.username for u in accounts.list_users(session)]
+    if username in names:
+        return
+    close = difflib.get_close_matches(username, names, n=3, cutoff=0.6)
+    guess = f"did you mean {' or '.join(close)}? " if close else ""
+    raise Rejected("No token was created", [Problem(
+        "user", "account_unknown", f"there is no account {username!r} on this console",
+        f"{guess}`sf console user ls` lists the accounts; pass --create to create {username!r}",
+        {"got": username, **({"suggestion": {username: close[0]}} if close else {})})])
 
 
 def list_users(db: Database) -> list[dict[str, Any]]:

@@ -209,6 +209,8 @@ CODES: dict[str, str] = {
     "followup_no_checkpoint": "export/eval on request: the run has no (matching) checkpoint left to start from",
     "quota_exceeded": "the request can never fit the account's quota",
     "quota_exhausted": "the job's reserved GPU hours do not fit what is left of the account's daily budget",
+    "maintenance": "the console is in maintenance mode: it takes no new work until an administrator resumes it",
+    "account_unknown": "an operator command names an account that does not exist (`--create` makes it)",
     "bundle_unsafe": "the bundle holds a path, link or file the console refuses",
     "unsafe_path_component": "a name the console lays out on disk is not a safe segment of at most 100 characters "
                              "(usernames: 64)",

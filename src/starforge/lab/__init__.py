@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .plugins_lock import read_plugins_lock, select_plugins
     from .profiles_cache import load_registry, offline_registry, save_registry
     from .project import project_name
-    from .provenance import GitProvenance, ProvenanceError, config_sha, git_provenance
+    from .provenance import GitProvenance, ProvenanceError, config_sha, git_provenance, lab_dirtied_by
     from .recipe_lock import (
         LOCK_FILE,
         LOCK_V4,
@@ -81,6 +81,7 @@ _LAZY = {
     "ProvenanceError": "provenance",
     "config_sha": "provenance",
     "git_provenance": "provenance",
+    "lab_dirtied_by": "provenance",
     "LOCK_FILE": "recipe_lock",
     "LOCK_V4": "recipe_lock",
     "expected_lock": "recipe_lock",
@@ -140,6 +141,7 @@ __all__ = [
     "find_root",
     "find_root_or_none",
     "git_provenance",
+    "lab_dirtied_by",
     "init_lab",
     "inspect_lock",
     "list_experiments",

@@ -30,6 +30,7 @@ __all__ = ["BuiltSpec", "SubmitOptions", "build_jobspec", "check_recipe_gates", 
 # Stand-in pool when the profile expressions failed: the rest of the spec is still checked, so every problem is
 # reported at once; the spec itself is never returned in that case.
 _PLACEHOLDER_POOL = {"name": "all", "nodes": 1, "gpus_per_node": 1}
+_SHOWN = 5  # the changed paths a dirty-tree refusal names; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,15 @@ def _provenance(root: Path, exp: str, allow_dirty: bool) -> tuple[GitProvenance 
         return prov, [], [Problem("provenance.git_dirty", "git_dirty_allowed",
                                   "the lab has uncommitted changes; the job records git_dirty: true")]
     return prov, [Problem("provenance.git_dirty", "git_dirty",
-                          f"the lab has uncommitted changes (git status in {root} is not clean)",
-                          "commit them first (git add -A && git commit -m '...'), or pass --allow-dirty")], []
+                          f"the lab has uncommitted changes: {_listed(prov.changes)}",
+                          "commit them (git add -A && git commit -m '...'), list what should never be committed "
+                          "(downloads, outputs) in .gitignore, or pass --allow-dirty")], []
+
+
+def _listed(changes: tuple[tuple[str, str], ...]) -> str:
+    shown = ", ".join(f"{path} ({state})" for state, path in changes[:_SHOWN])
+    more = len(changes) - _SHOWN
+    return shown + (f" and {more} more (`git status` lists them)" if more > 0 else "")
 
 
 def check_recipe_gates(root: Path, exp_dir: Path, rel: str, recipe: Recipe, framework_version: str,

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GitProvenance", "ProvenanceError", "config_sha", "git_provenance"]
+__all__ = ["GitProvenance", "ProvenanceError", "config_sha", "git_provenance", "lab_dirtied_by"]
 
 
 class ProvenanceError(RuntimeError):
@@ -17,11 +17,14 @@ class ProvenanceError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class GitProvenance:
-    """What a job records about its source: abbreviated commit, dirty flag, and the config hash (or `none`)."""
+    """What a job records about its source: abbreviated commit, dirty flag, and the config hash (or `none`);
+    `changes` lists what makes the tree dirty, as `(state, path)` pairs (`modified`, `untracked`…; paths from the
+    repository root, an untracked folder once with a trailing `/`)."""
 
     git_commit: str
     git_dirty: bool
     config_sha: str
+    changes: tuple[tuple[str, str], ...] = ()
 
     def to_meta(self) -> dict[str, object]:
         """Return the `X-Forge-Meta` fields `git_commit`, `git_dirty`, `config_sha`."""
@@ -60,7 +63,44 @@ def git_provenance(root: Path, exp: str) -> GitProvenance:
         raise ProvenanceError(
             f"the git repository at {root} has no commit yet: commit your lab first (git add -A && git commit)"
         )
-    status = _git(root, "status", "--porcelain")
+    status = _git(root, "status", "--porcelain=v1", "-z")
     if status.returncode != 0:
         raise ProvenanceError(f"`git status` failed in {root}: {status.stderr.strip()}")
-    return GitProvenance(head.stdout.strip(), bool(status.stdout.strip()), config_sha(root, exp))
+    changes = _changes(status.stdout)
+    return GitProvenance(head.stdout.strip(), bool(changes), config_sha(root, exp), changes)
+
+
+_STATES = {"?": "untracked", "M": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "copied",
+           "T": "type changed", "U": "unmerged"}
+
+
+def _changes(porcelain: str) -> tuple[tuple[str, str], ...]:
+    """Return `(state, path)` for each entry of `git status --porcelain=v1 -z` (a rename's source is skipped)."""
+    records = iter(porcelain.split("\0"))
+    found: list[tuple[str, str]] = []
+    for record in records:
+        if len(record) < 4:
+            continue
+        xy, path = record[:2], record[3:]
+        if xy[0] in "RC":
+            next(records, None)  # the path it was renamed or copied from
+        letter = next((c for c in xy if c != " "), "?")
+        found.append((_STATES.get(letter, "changed"), path))
+    return tuple(found)
+
+
+def lab_dirtied_by(folder: Path) -> Path | None:
+    """Return the root of the lab whose git tree files written under `folder` would make dirty (the folder is in
+    the lab and git does not ignore it), else None: outside a lab, ignored, or git unavailable."""
+    from .discovery import find_root_or_none
+
+    target = Path(folder).expanduser().resolve()
+    existing = next((p for p in (target, *target.parents) if p.is_dir()), None)
+    root = find_root_or_none(existing) if existing is not None else None
+    if root is None or not target.is_relative_to(root):
+        return None
+    try:
+        ignored = _git(root, "check-ignore", "-q", str(target / "file"))
+    except ProvenanceError:
+        return None
+    return root if ignored.returncode == 1 else None  # 0: ignored; 128: not a repository (or git failed)

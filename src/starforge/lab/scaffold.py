@@ -25,10 +25,11 @@ GITIGNORE_LINES = (
     "# StarForge",
     ".starforge/",
     "",
-    "# outputs",
+    "# outputs, and what `sf job artifacts --download downloads/<name>` fetches",
     "outputs/",
     "out/",
     "runs/",
+    "downloads/",
     "",
     "# secrets: never committed, and `sf submit` refuses to upload them (starforge.yaml bundle.allow_secrets)",
     *SECRET_PATTERNS,
@@ -56,11 +57,12 @@ configs/           shared configuration files (packed with each job)
 ```
 sf login --server https://console.example.com     # once per console
 sf methods                                        # the recipe catalog
-sf new my-exp --recipe <framework>/<method>       # create experiments/my-exp
+sf new my-exp --method <framework>/<method>       # create experiments/my-exp
 sf validate my-exp                                # local checks, no network
 git add -A && git commit -m "my-exp"              # jobs record the commit they ran from
 sf submit my-exp --profile <profile>[:gpus]
 sf job logs my-exp
+sf job artifacts my-exp --download downloads/my-exp   # downloads/ is ignored: the lab stays committed
 ```
 
 Only `experiments/<exp>/`, `common/` and `configs/` travel with a job, and only files git knows about

@@ -85,7 +85,8 @@ def _image(spec: JobSpec, recipe: Recipe) -> list[Problem]:
         why = image_reference_error(image)
         if why:
             return [Problem("spec.framework.image.reference", "invalid_image_reference", f"{image!r}: {why}",
-                            "use registry/name:tag or registry/name@sha256:<64 hex>")]
+                            "use registry/name:tag or registry/name@sha256:<64 hex>, the repository name in lower "
+                            "case")]
     elif recipe.framework == "custom":
         return [Problem("spec.framework.image", "image_required", f"{recipe.id} runs your own image: it is required",
                         "pass --image registry/name:tag", {"recipe": recipe.id})]

@@ -32,7 +32,9 @@ def test_init_creates_and_commits_a_lab(tmp_path: Path, env: dict[str, str]) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert "Created the lab my-lab" in done.stderr and "first commit" in done.stderr
+    assert "sf new <exp> --method <framework>/<method>" in done.stderr  # the option every other place names
     root = tmp_path / "my-lab"
+    assert "--recipe" not in (root / "README.md").read_text()
     assert yaml.safe_load((root / "starforge.yaml").read_text())["name"] == "my-lab"
     log = subprocess.run(["git", "log", "--oneline"], cwd=root, capture_output=True, text=True, env=env).stdout
     assert len(log.splitlines()) == 1

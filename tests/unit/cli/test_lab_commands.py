@@ -109,6 +109,26 @@ def test_submit_needs_a_console_but_dry_run_checks_offline(lab: Path, env: dict[
     assert status.stdout == ""
 
 
+def test_a_dirty_tree_refusal_names_the_files(lab: Path, env: dict[str, str]) -> None:
+    assert sf("new", "toy", "--method", "tinyrl/grpo", cwd=lab, env=env).returncode == 0
+    commit(lab, env)
+    offline = {**env, "FORGE_SERVER": "http://127.0.0.1:9"}
+    (lab / "experiments" / "toy" / "config.yaml").write_text("grpo:\n  max_num_steps: 7\n")
+    (lab / "export").mkdir()
+    (lab / "export" / "weights.bin").write_bytes(b"x")
+    one = sf("submit", "toy", "--profile", "cpu", "--dry-run", cwd=lab, env=offline)
+    assert one.returncode == 1
+    assert ("provenance.git_dirty: the lab has uncommitted changes: experiments/toy/config.yaml (modified), "
+            "export/ (untracked)\n") in one.stderr, one.stderr
+    for n in range(6):
+        (lab / f"note{n}.txt").write_text("x")
+    many = sf("submit", "toy", "--profile", "cpu", "--dry-run", "--json", cwd=lab, env=offline)
+    [problem] = [p for p in json.loads(many.stdout)["problems"] if p["code"] == "git_dirty"]
+    assert problem["message"].endswith("and 3 more (`git status` lists them)"), problem["message"]
+    assert problem["message"].count("(untracked)") + problem["message"].count("(modified)") == 5
+    assert ".gitignore" in problem["hint"] and "--allow-dirty" in problem["hint"]
+
+
 def test_upgrade_recipe_rewrites_a_drifted_lock_before_building(lab: Path, env: dict[str, str]) -> None:
     assert sf("new", "toy", "--method", "tinyrl/grpo", cwd=lab, env=env).returncode == 0
     lock = lab / "experiments" / "toy" / "recipe.lock.json"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from starforge.client import AuthError, ConsoleError, Forbidden, NotFound, Rejected, Unavailable
+from starforge.client import AuthError, ConsoleError, Forbidden, Maintenance, NotFound, Rejected, Unavailable
 from starforge.client._detail import Detail, detail_text
 from starforge.client._errors import error_from_response
 from starforge.contract import Problem
@@ -83,7 +83,7 @@ def test_rejection_problems_from_detail_bullets() -> None:
 @pytest.mark.parametrize(
     ("status", "kind"),
     [(400, Rejected), (401, AuthError), (403, Forbidden), (404, NotFound), (409, Rejected), (413, Rejected),
-     (422, Rejected), (429, Unavailable), (500, Unavailable), (503, Unavailable), (418, ConsoleError),
+     (422, Rejected), (429, Unavailable), (500, Unavailable), (503, Maintenance), (418, ConsoleError),
      (302, ConsoleError)],
 )
 def test_status_classes(status: int, kind: type[ConsoleError]) -> None:
@@ -92,6 +92,16 @@ def test_status_classes(status: int, kind: type[ConsoleError]) -> None:
     assert error.status == status
     if status != 302:
         assert error.detail == "maintenance: back at 18:00"
+
+
+def test_503_says_the_console_is_in_maintenance_then_the_note_and_what_to_do() -> None:
+    error = error_from_response(503, body({"detail": "back at 14:00 UTC", "problems": []}))
+    assert isinstance(error, Maintenance) and isinstance(error, Unavailable) and error.note == "back at 14:00 UTC"
+    assert error.detail == "the console is in maintenance mode: back at 14:00 UTC"
+    assert "try again" in error.hint and "sf admin maintenance show" in error.hint
+    assert [(p.field, p.code) for p in error.problems] == [("<root>", "maintenance")]
+    proxy = error_from_response(503, b"<html>Service Unavailable</html>")  # no console answered: not maintenance
+    assert type(proxy) is Unavailable and proxy.hint == "try again later"
 
 
 def test_401_hints_at_login() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from starforge.client import AmbiguousJob, Job, NotFound
-from starforge.client._jobs import find_exact, resolve
+from starforge.client._jobs import find_exact, pick, resolve
 
 
 def row(ref: str, run: str, name: str, status: str = "running", **extra: Any) -> Job:
@@ -43,11 +43,12 @@ def test_exact_name_wins_over_longer_names_sharing_the_prefix() -> None:
     assert resolve(JOBS, "my-grpo") is JOBS[0]
 
 
-def test_exact_name_of_several_jobs_is_ambiguous() -> None:
-    twice = [row("r-1", "r-1", "exp"), row("r-2", "r-2", "exp")]
-    with pytest.raises(AmbiguousJob) as caught:
-        resolve(twice, "exp")
-    assert [j.ref for j in caught.value.candidates] == ["r-1", "r-2"]
+def test_an_exact_name_of_several_jobs_names_the_newest() -> None:
+    twice = [row("r-2", "r-2", "exp"), row("r-1", "r-1", "exp"), row("r-3", "r-3", "exp-long")]  # newest first
+    assert resolve(twice, "exp") is twice[0]
+    picked = pick(twice, "exp")
+    assert picked.by_name and [j.ref for j in picked.matches] == ["r-2", "r-1"]
+    assert not pick(twice, "r-2").by_name
 
 
 def test_ambiguous_prefix_lists_every_candidate() -> None:

@@ -32,7 +32,7 @@ def _bearer(token: str) -> dict[str, str]:
 
 
 def _auth(rt: Any, username: str, role: str = "operator") -> dict[str, str]:
-    return _bearer(operator.create_token(rt.db, username, role))
+    return _bearer(operator.create_token(rt.db, username, role, create=True))
 
 
 def _problem(response: Any, field: str) -> dict[str, Any]:
@@ -56,7 +56,7 @@ def test_only_administrators_reach_the_token_routes(api: tuple[TestClient, Any])
 def test_a_token_request_is_checked_field_by_field(api: tuple[TestClient, Any]) -> None:
     client, rt = api
     admin = _auth(rt, "root", "admin")
-    operator.create_token(rt.db, "tess")
+    operator.create_token(rt.db, "tess", create=True)
     _problem(client.post("/api/admin/tokens", json={}, headers=admin), "username")
     for bad in ("30d", -1, 0, True, MAX_TTL + 1):
         _problem(client.post("/api/admin/tokens", json={"username": "tess", "expires_in": bad}, headers=admin),
@@ -72,7 +72,7 @@ def test_a_token_request_is_checked_field_by_field(api: tuple[TestClient, Any]) 
 def test_tokens_are_listed_without_secrets_and_revoked_at_once(api: tuple[TestClient, Any]) -> None:
     client, rt = api
     admin = _auth(rt, "root2", "admin")
-    operator.create_token(rt.db, "uma")
+    operator.create_token(rt.db, "uma", create=True)
     created = client.post("/api/admin/tokens", json={"username": "uma", "name": "ci", "expires_in": 3600},
                           headers=admin).json()
     secret = created["token"]

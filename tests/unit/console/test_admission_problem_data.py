@@ -10,6 +10,7 @@ from typing import Any
 from starforge.console.services.accounts import UserView
 from starforge.console.services.admission.checks import (
     check_image,
+    check_init_from,
     check_plugins,
     check_profiles,
     check_quota,
@@ -80,3 +81,13 @@ def test_a_plugin_digest_mismatch_gives_both_digests(tmp_path: Path) -> None:
     ctx = replace(ctx, resolutions=Resolutions(plugins=(record,)))
     assert _documented(check_plugins(ctx))["plugin_digest_mismatch"] == {
         "expected": "sha256:" + "b" * 64, "got": "sha256:" + "a" * 64}
+
+
+def test_an_unknown_init_from_points_to_the_run_s_artifacts(tmp_path: Path) -> None:
+    doc = copy.deepcopy(_DOC)
+    doc["spec"]["model"] = {"init_from": "run/r-0000000000/checkpoint"}
+    parsed = parse(doc)
+    assert parsed.spec is not None, parsed.problems
+    [problem] = check_init_from(replace(_ctx(tmp_path), spec=parsed.spec))
+    assert (problem.field, problem.code) == ("spec.model.init_from", "artifact_unknown")
+    assert "`sf job artifacts r-0000000000`" in problem.hint

@@ -33,7 +33,7 @@ def console(tmp_path: Path) -> Iterator[tuple[TestClient, Any]]:
 
 
 def _auth(rt: Any, username: str, role: str = "operator") -> dict[str, str]:
-    return {"Authorization": f"Bearer {operator.create_token(rt.db, username, role)}"}
+    return {"Authorization": f"Bearer {operator.create_token(rt.db, username, role, create=True)}"}
 
 
 def _spec(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:

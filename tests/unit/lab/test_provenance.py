@@ -85,3 +85,14 @@ def test_config_sha_is_none_without_the_file(tmp_path: Path) -> None:
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "config.yaml").write_bytes(b"")
     assert config_sha(tmp_path, "e") == hashlib.sha256(b"").hexdigest()[:12]
+
+
+def test_the_changes_that_make_it_dirty_are_named(repo: Path) -> None:
+    (repo / "starforge.yaml").write_text("apiVersion: forge/project/v1\nname: changed\n")
+    (repo / "export" / "model").mkdir(parents=True)
+    (repo / "export" / "model" / "weights.bin").write_bytes(b"x")
+    (repo / "my notes.txt").write_text("x")
+    git(repo, "mv", f"{EXP}/config.yaml", f"{EXP}/base.yaml")
+    changes = set(git_provenance(repo, EXP).changes)
+    assert changes == {("modified", "starforge.yaml"), ("untracked", "export/"), ("untracked", "my notes.txt"),
+                       ("renamed", f"{EXP}/base.yaml")}

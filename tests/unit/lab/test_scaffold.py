@@ -41,7 +41,7 @@ def test_lab_files(tmp_path: Path, identity: None) -> None:
         assert (root / sub / ".gitkeep").is_file()
     assert "# my-lab" in (root / "README.md").read_text()
     ignored = (root / ".gitignore").read_text().splitlines()
-    for entry in (".starforge/", "outputs/", "out/", "runs/", ".env", ".env.*", "*.pem", "*.key",
+    for entry in (".starforge/", "outputs/", "out/", "runs/", "downloads/", ".env", ".env.*", "*.pem", "*.key",
                   "credentials.json", "__pycache__/"):
         assert entry in ignored
     assert find_root(root / "experiments") == root

@@ -65,7 +65,7 @@ class World:
     def account(self, prefix: str, role: str = "operator") -> tuple[str, str]:
         """Create an account and return its name and an API token."""
         name = f"{prefix}{next(_names)}"
-        return name, operator.create_token(self.rt.db, name, role)
+        return name, operator.create_token(self.rt.db, name, role, create=True)
 
     def api(self, token: str) -> TestClient:
         """Return a REST client carrying `token`."""

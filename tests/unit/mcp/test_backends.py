@@ -96,6 +96,9 @@ def test_submit_list_show_and_stop(world: World, kind: str) -> None:
             shown = await call(client, "get_job", {"job": job[:5]})
             assert shown["job"]["ref"] == job and shown["job"]["terminal"] is False and shown["metrics"] == {}
             assert (await call(client, "get_job", {"job": "sub"}))["job"]["ref"] == job  # by experiment name
+            newer = (await call(client, "submit_job", {**args, "idempotency_key": f"key-{name}-2"}))["job_id"]
+            assert (await call(client, "get_job", {"job": "sub"}))["job"]["ref"] == newer  # a name: its newest job
+            assert (await call(client, "stop_job", {"job": "sub"}))["job"] == newer
             admitted = (await client.read_resource(f"starforge://jobs/{job}/jobspec")).contents[0]
             assert f'"owner": "{name}"' in getattr(admitted, "text", "")
             stopped = await call(client, "stop_job", {"job": job})

@@ -43,7 +43,7 @@ from starforge.console.app import create_app
 from starforge.console.settings import load_settings
 warnings.simplefilter("ignore")
 app = create_app(load_settings(state_dir={str(tmp_path)!r}, run_background=False))
-token = operator.create_token(app.state.runtime.db, "alice", "operator")
+token = operator.create_token(app.state.runtime.db, "alice", "operator", create=True)
 headers = {{"Authorization": "Bearer " + token, "Accept": "application/json, text/event-stream",
             "mcp-protocol-version": "2025-06-18"}}
 with TestClient(app) as client:

@@ -40,7 +40,16 @@ def test_allowlist_is_exact_and_case_insensitive() -> None:
 @pytest.mark.parametrize(
     ("ref", "ok"),
     [("ubuntu:22.04", True), ("nvcr.io/nvidia/nemo-rl@sha256:" + "b" * 64, True), ("a b", False),
-     ("x@sha256:abc", False), ("x@sha256:" + "B" * 64, False), ("x@latest", False), ("", False)],
+     ("x@sha256:abc", False), ("x@sha256:" + "B" * 64, False), ("x@latest", False), ("", False),
+     # registries refuse upper case in a repository name; a host (Docker's rule) and a tag may have it
+     ("nvcr.io/NVIDIA/nemo-rl:v1", False), ("Ubuntu:22.04", False), ("team/Trainer:1", False),
+     ("NVCR.IO/nvidia/x:1", True), ("nvcr.io/nvidia/x:V1-RC", True), ("localhost:5000/x:Latest", True),
+     ("registry.internal:5000/team/trainer", True)],
 )
 def test_reference_syntax(ref: str, ok: bool) -> None:
     assert (image_reference_error(ref) == "") is ok
+
+
+def test_an_upper_case_repository_names_the_lower_case_form() -> None:
+    why = image_reference_error("nvcr.io/NVIDIA/NeMo-RL:v0.7.0")
+    assert "'NVIDIA/NeMo-RL' has upper-case letters" in why and "'nvidia/nemo-rl'" in why

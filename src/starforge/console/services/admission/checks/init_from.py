@@ -18,6 +18,6 @@ def check_init_from(ctx: AdmissionContext) -> list[Problem]:
             "spec.model.init_from",
             "artifact_unknown",
             f"{ref} names no artifact you can read",
-            f"list the run's artifacts with `sf job status {ref.run_id}`; only your own runs can be used",
+            f"list the run's artifacts with `sf job artifacts {ref.run_id}`; only your own runs can be used",
         )
     ]
