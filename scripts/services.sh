@@ -35,6 +35,26 @@ install_postgres() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 }
 
+# Jobs get a network namespace of their own (executors.*.network): slirp4netns gives them egress, iproute2 closes
+# the machine's own addresses to them, and an ordinary user's slirp4netns needs /dev/net/tun at its usual mode 0666
+install_jobnet() {
+  local missing=()
+  command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "services: installing ${missing[*]} from Debian's packages (the jobs' own network)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  if [ ! -e /dev/net/tun ]; then
+    as_root mkdir -p /dev/net
+    as_root mknod -m 0666 /dev/net/tun c 10 200
+  elif [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+    as_root chmod 0666 /dev/net/tun
+  fi
+}
+
 running() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PGPORT" 2>/dev/null; }
 
 install_bubblewrap() {
@@ -44,12 +64,37 @@ install_bubblewrap() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
 }
 
+# Every Debian package the suites need that is missing, in one apt transaction (one index update, one dpkg run);
+# each service's own install step below then finds its package and only checks it.
+debian_missing() {
+  local pkgs=()
+  command -v bwrap >/dev/null 2>&1 || pkgs+=(bubblewrap)
+  command -v slirp4netns >/dev/null 2>&1 || pkgs+=(slirp4netns)
+  command -v ip >/dev/null 2>&1 || pkgs+=(iproute2)
+  command -v nsenter >/dev/null 2>&1 || pkgs+=(util-linux)
+  { [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ]; } || pkgs+=(postgresql)
+  { command -v slurmctld && command -v slurmd && command -v munged; } >/dev/null 2>&1 || pkgs+=(slurm-wlm munge)
+  [ -n "$(browser_bin)" ] || pkgs+=(chromium)
+  echo "${pkgs[*]}"
+}
+
+install_debian() {
+  local pkgs
+  read -r -a pkgs <<<"$(debian_missing)"
+  if [ "${#pkgs[@]}" -eq 0 ]; then return; fi
+  echo "services: installing ${pkgs[*]} from Debian's packages"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+
 up() {
   mkdir -p "$STATE"
   # the venv with Ray (for the Ray head) installs while Debian's packages do: pip and apt overlap
   make install-ray >"$STATE/install.log" 2>&1 &
   local installing=$!
+  install_debian
   install_bubblewrap
+  install_jobnet
   install_postgres
   local bin; bin="$(pg_bin)"
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi

@@ -10,13 +10,14 @@ is a path of the executor's job view (`JobPaths`): inside the sandbox, none of t
 
 A job runs `forge-launch` on its runtime's interpreter: a built runtime's (`runtimes.JobRuntime`: its venv, with
 the StarForge copy on PYTHONPATH), else the console's own; the plan's `{python}` is that interpreter. Every job
-gets its account's hub cache (`HF_HOME`, `<runtimes.hub_cache>/<user>`) read-write.
+gets its account's hub cache (`HF_HOME`, `<runtimes.hub_cache>/<console identity>/<user>`) read-write.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import logging
 import math
 import os
 import shutil
@@ -54,6 +55,8 @@ from .services.bundles import bundle_path
 from .services.model_paths import resolve_model_folder
 
 __all__ = ["Inputs", "LaunchFailure", "compile_plan", "job_inputs", "prepare_run", "run_dir_of"]
+
+log = logging.getLogger("starforge.console")
 
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
 INIT_FROM_INPUT = "init_from"
@@ -176,7 +179,8 @@ def _config_document(file: Path) -> dict[str, Any]:
     try:
         loaded = load_yaml_bounded(file.read_text(encoding="utf-8-sig"), max_bytes=_MAX_CONFIG_BYTES, what=where)
     except (OSError, UnicodeDecodeError, YamlRefused) as exc:
-        raise LaunchFailure(f"cannot read the experiment's {where}: {exc}") from exc
+        said = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise LaunchFailure(f"cannot read the experiment's {where}: {said}") from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -262,16 +266,21 @@ def _base_env(paths: JobPaths, runtime: JobRuntime | None) -> dict[str, str]:
 
 
 def _hub_cache(rt: Runtime, username: str, paths: JobPaths) -> Mount:
-    """Return the account's hub cache (created on first use), shown read-write to its jobs only."""
+    """Return the account's hub cache (created on first use), shown read-write to its jobs only.
+
+    It lies at `<runtimes.hub_cache>/<console identity>/<user>`: same-named accounts of two consoles of one machine
+    never share one."""
     root = rt.settings.runtimes.hub_cache
     try:
         if not root.is_dir():
             root.mkdir(mode=0o700, parents=True)  # one folder per account inside; nobody else on the machine reads them
-        folder = root / username
+        folder = root / rt.identity / username
+        folder.parent.mkdir(mode=0o700, exist_ok=True)
         folder.mkdir(mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise LaunchFailure(f"the hub cache {root} cannot hold the account's folder ({exc.strerror}); an operator "
-                            "sets runtimes.hub_cache to a folder the console may write") from exc
+        log.error("the hub cache %s cannot hold %s's folder: %s", root, username, exc)
+        raise LaunchFailure(f"the account's hub cache cannot be made ({exc.strerror}); an operator sets "
+                            "runtimes.hub_cache to a folder the console may write") from exc
     return paths.place_cache("hf", folder)
 
 
@@ -324,7 +333,8 @@ def prepare_run(
             extract_bundle(bundle_path(rt.settings.state_dir, package_sha).read_bytes(), work,
                            BundleLimits(max_bytes=rt.settings.max_bundle_bytes, max_files=rt.settings.max_bundle_files))
         except (OSError, UnsafeBundle) as exc:
-            raise LaunchFailure(f"the job bundle cannot be unpacked: {exc}") from exc
+            said = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise LaunchFailure(f"the job bundle cannot be unpacked: {said}") from exc
     mounts: list[Mount] = []
     docs_dir = ""
     if inputs.corpus:
@@ -335,7 +345,8 @@ def prepare_run(
     if inputs.init_from:
         producing_out = _producing_out(rt.settings.state_dir, Path(inputs.init_from))
         if producing_out is None:
-            raise LaunchFailure(f"the init_from checkpoint {inputs.init_from} is not inside a run's output folder")
+            raise LaunchFailure(f"the init_from checkpoint {spec.spec.model.init_from} is no longer inside its run's "
+                                "output folder")
         checkpoint = paths.place(INIT_FROM_INPUT, Path(inputs.init_from), within=producing_out)
         mounts.append(checkpoint)
         init_from = checkpoint.target

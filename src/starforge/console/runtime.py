@@ -14,7 +14,28 @@ from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
 
-__all__ = ["Runtime", "load_served_catalog"]
+__all__ = ["Runtime", "console_identity", "load_served_catalog"]
+
+IDENTITY_FILE = "console.id"
+
+
+def console_identity(state_dir: Path) -> str:
+    """Return the identity kept in `state_dir` (`console.id`), writing a new random one when there is none."""
+    import secrets
+
+    path = state_dir / IDENTITY_FILE
+    try:
+        known = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        known = ""
+    if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
+        return known
+    fresh = secrets.token_hex(8)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(fresh + "\n", encoding="ascii")
+    tmp.replace(path)
+    return fresh
 
 
 def load_served_catalog(settings: Settings) -> Any:
@@ -48,6 +69,7 @@ class Runtime:
     accounts: AccountCache = field(init=False)  # bearer tokens and quotas, valid until an account changes
     submissions: SubmissionWriter = field(init=False)  # commits admitted submissions in batches (group commit)
     throttles: Throttles = field(init=False)  # per-address limits of sign-in and device logins (in this process)
+    _identity: str = field(default="", init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.capacity:
@@ -56,6 +78,16 @@ class Runtime:
         self.accounts = AccountCache(self.db, self.db.account_changes)
         self.submissions = SubmissionWriter(self)
         self.throttles = Throttles()
+
+    @property
+    def identity(self) -> str:
+        """Return this console's identity: a random name kept in its state folder (`console.id`), made on first use.
+
+        It keys what several consoles of one machine keep side by side (the hub caches of same-named accounts).
+        """
+        if not self._identity:
+            self._identity = console_identity(self.settings.state_dir)
+        return self._identity
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted

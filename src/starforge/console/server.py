@@ -13,6 +13,7 @@ import sys
 
 from .api.hot_paths import HotPaths
 from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
+from .banner import sandbox_banner
 from .http_protocol import http_protocol
 from .job_channel import JobChannelGuard, bind_channel
 from .settings import Settings
@@ -77,7 +78,8 @@ def serve(settings: Settings) -> None:
     app = create_app(settings, rt)
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
-          f"engines {', '.join(settings.engines())}; {rt.isolation.describe()})", file=sys.stderr, flush=True)
+          f"engines {', '.join(settings.engines())}; {sandbox_banner(settings, rt.isolation)})", file=sys.stderr,
+          flush=True)
     config = uvicorn.Config(
         # the channel's guard first (a job's Unix-socket connection reaches the ingest only), then the hot routes, which
         # skip the application's middleware stack too

@@ -52,9 +52,10 @@ class CatalogSettings:
     disabled: tuple[str, ...] = ()
 
 
-def _default_profiles() -> tuple[ProfileEntry, ...]:
+def _default_profiles(cpu_engine: str = "local") -> tuple[ProfileEntry, ...]:
+    where = "on the console machine" if cpu_engine == "local" else f"on the {cpu_engine} cluster"
     return (
-        ProfileEntry("cpu", "cpu", 1, 1, "CPU slot on the console machine"),
+        ProfileEntry("cpu", "cpu", 1, 1, f"CPU slot {where}"),
         ProfileEntry("h200", "h200", 1, 8, "H200 x8"),
     )
 
@@ -270,6 +271,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     if unknown:
         raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
     settings = Settings(**values)
+    if "profiles" not in values and settings.engine_of("cpu") != "local":
+        settings = replace(settings, profiles=_default_profiles(settings.engine_of("cpu")))
     _check_caches(settings)
     _check_engines(settings)
     return settings

@@ -195,7 +195,8 @@ class Launcher:
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(location)
             if adapted.links:
-                self.say(f"linked {len(adapted.links)} data file(s) under {SPLITS_DIR}")
+                count = len(adapted.links)
+                self.say(f"linked {count} data file{'' if count == 1 else 's'} under {SPLITS_DIR}")
         except OSError as exc:
             self.say(f"cannot prepare the framework config: {exc}")
             self._lifecycle(EVENT_FAILED, reason="start_failed", exit_code=1,
