@@ -9,6 +9,10 @@ environment, working folder and standard streams (passed over a Unix socket). It
 `sf`'s own start-up (what it imports, how fast) run the real executable instead. The server has no threads (a fork
 copies only the forking thread), reaps its children and reports each exit code on the request's connection, and
 exits when its test worker does (its stdin closes). `STARFORGE_TEST_FORKSERVER=0` turns it off.
+
+A `Program` names what a server runs: the interpreter, the modules it imports first, and the entry it calls. Ours
+is `SF`; the official client's suites (tests/compat) run the official `sf` the same way, from its own venv's
+interpreter and entry point, still a black box: only its start-up imports are shared.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-__all__ = ["ForkedProcess", "enabled", "run", "spawn"]
+__all__ = ["SF", "ForkedProcess", "Program", "enabled", "run", "spawn"]
 
 # what `sf console up` imports before it serves (PYTHONPROFILEIMPORTTIME on a console start); a name that does not
 # import here is skipped, and anything missed is imported by the child as usual
@@ -42,6 +46,18 @@ WARM = (
     "sqlalchemy.dialects.postgresql.psycopg", "psycopg", "multipart", "httpx", "rich.console", "rich.table",
     "starforge.client", "starforge.lab", "starforge.cli.cmd_job", "starforge.cli.cmd_submit", "starforge.cli.cmd_login",
 )
+
+
+class Program(NamedTuple):
+    """What a fork server runs: its interpreter, the modules it imports first, and its entry: `module:callable`,
+    called with the argument list (`…:main(argv)`), or with none once `sys.argv` is set (`…:app()`)."""
+
+    python: str
+    warm: tuple[str, ...]
+    entry: str
+
+
+SF = Program(sys.executable, WARM, "starforge.cli.main:main(argv)")
 
 
 def enabled() -> bool:
@@ -91,13 +107,15 @@ class ForkedProcess:
 
 
 class _Server:
-    """This worker's fork server: started on first use, stopped when the worker exits."""
+    """This worker's fork server of one program: started on first use, stopped when the worker exits."""
 
-    def __init__(self) -> None:
+    def __init__(self, program: Program, env: dict[str, str] | None = None) -> None:
         self.folder = tempfile.mkdtemp(prefix="sf-fork-")
         self.address = os.path.join(self.folder, "server.sock")
-        self.proc = subprocess.Popen([sys.executable, "-u", __file__, self.address], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        python, warm, entry = program
+        self.proc = subprocess.Popen([python, "-u", __file__, self.address, entry, *warm], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, cwd="/",
+                                     env={**(env if env is not None else os.environ), "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None
         ready = self.proc.stdout.readline()
         if ready.strip() != b"ready":
@@ -130,14 +148,16 @@ class _Server:
         return int(json.loads(answer)["pid"]), conn
 
 
-_server: _Server | None = None
+_servers: dict[Program, _Server] = {}
 
 
-def _fork(argv: list[str], env: dict[str, str], cwd: str | None, fds: tuple[int, int, int]) -> tuple[int, socket.socket]:
-    global _server
-    if _server is None or _server.proc.poll() is not None:
-        _server = _Server()
-    return _server.fork(argv, env, cwd or os.getcwd(), fds)
+def _fork(argv: list[str], env: dict[str, str], cwd: str | None, fds: tuple[int, int, int],
+          program: Program = SF) -> tuple[int, socket.socket]:
+    server = _servers.get(program)
+    if server is None or server.proc.poll() is not None:
+        # the official client's server starts with that client's own environment (its imports may read it)
+        server = _servers[program] = _Server(program, None if program is SF else env)
+    return server.fork(argv, env, cwd or os.getcwd(), fds)
 
 
 def spawn(argv: list[str], *, env: dict[str, str], stderr: IO[Any]) -> ForkedProcess:
@@ -152,19 +172,21 @@ def spawn(argv: list[str], *, env: dict[str, str], stderr: IO[Any]) -> ForkedPro
 
 
 def run(argv: list[str], *, env: dict[str, str], cwd: str | os.PathLike[str] | None = None, input: str | None = None,
-        timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `sf <argv>` to its end like `subprocess.run(..., capture_output=True, text=True)` (stdin `input`, else
-    /dev/null); on `timeout` the process group is killed and `subprocess.TimeoutExpired` raised. With the server
-    turned off, a plain `sf` process does the same."""
+        timeout: float | None = None, program: Program = SF, exe: str = "") -> subprocess.CompletedProcess[str]:
+    """Run `sf <argv>` (or `program`) to its end like `subprocess.run(..., capture_output=True, text=True)` (stdin
+    `input`, else /dev/null); on `timeout` the process group is killed and `subprocess.TimeoutExpired` raised. With
+    the server turned off, a plain process does the same (`exe`, the program's own executable, else ours)."""
     if not enabled():
-        return subprocess.run([sys.executable, "-c", "from starforge.cli.main import run; run()", *argv], env=env,
-                              cwd=cwd, input=input, stdin=None if input is not None else subprocess.DEVNULL,
+        command = [exe] if exe else [sys.executable, "-c", "from starforge.cli.main import run; run()"]
+        return subprocess.run([*command, *argv], env=env, cwd=cwd, input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout)
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         if input is not None:
             stdin.write(input.encode())
             stdin.seek(0)
-        pid, conn = _fork(argv, env, None if cwd is None else os.fspath(cwd), (stdin.fileno(), out.fileno(), err.fileno()))
+        pid, conn = _fork(argv, env, None if cwd is None else os.fspath(cwd), (stdin.fileno(), out.fileno(), err.fileno()),
+                          program)
         proc = ForkedProcess(pid, ["sf", *argv], None, conn)
         try:
             code = proc.wait(timeout)
@@ -198,8 +220,8 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     return json.loads(body), list(fds)
 
 
-def _child(request: dict[str, Any], fds: list[int], closing: list[int]) -> None:
-    """Become `sf <argv>`: never returns."""
+def _child(request: dict[str, Any], fds: list[int], closing: list[int], entry: str) -> None:
+    """Become `sf <argv>` (`entry`'s program): never returns."""
     code = 1
     try:
         for fd in closing:
@@ -215,9 +237,11 @@ def _child(request: dict[str, Any], fds: list[int], closing: list[int]) -> None:
         os.environ.update(request["env"])
         tempfile.tempdir = None
         sys.argv = ["sf", *request["argv"]]
-        from starforge.cli.main import main
-
-        code = main(list(request["argv"]))
+        module, _, call = entry.partition(":")
+        name, _, arguments = call.partition("(")
+        function = getattr(importlib.import_module(module), name)
+        result = function(list(request["argv"])) if arguments.startswith("argv") else function()
+        code = result if isinstance(result, int) else 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - the child reports anything on its own stderr, then exits
@@ -231,8 +255,8 @@ def _child(request: dict[str, Any], fds: list[int], closing: list[int]) -> None:
         os._exit(code)
 
 
-def _serve(address: str) -> None:
-    for name in WARM:
+def _serve(address: str, entry: str, warm: list[str]) -> None:
+    for name in warm:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     wake_read, wake_write = os.pipe()
@@ -264,7 +288,7 @@ def _serve(address: str) -> None:
                 pid = os.fork()
                 if pid == 0:
                     _child(request, fds, [listener.fileno(), conn.fileno(), sys.stdin.fileno(), selector.fileno(),
-                                          wake_read, wake_write, *(c.fileno() for c in waiting.values())])
+                                          wake_read, wake_write, *(c.fileno() for c in waiting.values())], entry)
                 for fd in fds:
                     os.close(fd)
                 conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -288,4 +312,4 @@ def _reap(waiting: dict[int, socket.socket]) -> None:
 
 
 if __name__ == "__main__":
-    _serve(Path(sys.argv[1]).as_posix())
+    _serve(Path(sys.argv[1]).as_posix(), sys.argv[2], sys.argv[3:])

@@ -20,6 +20,7 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -35,6 +36,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import forkserver
 from tests.conftest import service_unavailable
 from tests.integration.conftest import ConsoleProcess, make_console, unique
 from tests.official import cache_dir
@@ -151,6 +153,19 @@ def official_tree() -> Path:
         raise
 
 
+_ENTRY = re.compile(r"^from (\S+) import (\w+)$", re.MULTILINE)
+
+
+def official_program(exe: Path) -> forkserver.Program:
+    """Return the fork-server program of an official client's `sf`: its venv's interpreter and its entry point (the
+    `from … import …` its console script runs)."""
+    found = _ENTRY.search(exe.read_text(encoding="utf-8"))
+    if found is None:
+        raise RuntimeError(f"{exe} names no entry point")
+    module, name = found.groups()
+    return forkserver.Program(str(exe.with_name("python")), (module,), f"{module}:{name}()")
+
+
 def console_config(tree: Path, **extra: Any) -> dict[str, Any]:
     """Return a console configuration serving the official 0.3.56 catalog (h200/h100 have no capacity here)."""
     config: dict[str, Any] = {
@@ -197,9 +212,10 @@ class OfficialUser:
 
     def sf(self, *args: str, cwd: Path | None = None, timeout: float = CALL_TIMEOUT,
            **extra: str) -> subprocess.CompletedProcess[str]:
-        """Run the official `sf args…` (stdin closed) in `cwd` (default: the user's base directory)."""
-        return subprocess.run([str(self.exe), *args], cwd=cwd or self.base, env={**self.env, **extra},
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        """Run the official `sf args…` (stdin closed) in `cwd` (default: the user's base directory), forked from
+        a server of that client that has made its start-up imports (tests/forkserver.py)."""
+        return forkserver.run(list(args), env={**self.env, **extra}, cwd=cwd or self.base, timeout=timeout,
+                              program=official_program(self.exe), exe=str(self.exe))
 
     def login(self, server: str = "") -> subprocess.CompletedProcess[str]:
         """`sf login --token T` with this user's API token (through `server` if given); the login must succeed."""

@@ -123,12 +123,4 @@ def test_a_job_on_a_slurm_node_reaches_no_service_of_the_machine_and_still_repor
     name, console = engine
     if name != "slurm":
         pytest.skip("the Ray engine runs jobs as the Ray cluster's own user, without the job sandbox")
-    user = f"netprobe{os.getpid()}"
-    api = console.client(console.token_for(user))
-    try:
-        with netprobe.remote_host() as remote:
-            report = netprobe.run_probe(console, api, remote=remote,
-                                        run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
-    finally:
-        api.close()
-    netprobe.check(report, remote)
+    netprobe.probe_as(console, f"netprobe{os.getpid()}")

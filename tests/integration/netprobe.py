@@ -211,3 +211,11 @@ def check(report: dict[str, Any], remote: RemoteHost | None) -> None:
     assert "probe/reached" in json.dumps(report["metrics"]), report["metrics"]
     if remote is not None:
         assert report["remote"] == 200, report["remote"]
+
+
+def probe_as(console: ConsoleProcess, user: str) -> None:
+    """Run the probe as `user`'s job on `console` (with a host outside where one can be made) and check it."""
+    with console.client(console.token_for(user)) as api, remote_host() as remote:
+        report = run_probe(console, api, remote=remote,
+                           run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
+    check(report, remote)

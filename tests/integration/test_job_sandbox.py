@@ -218,12 +218,4 @@ def test_a_job_reaches_no_service_of_the_machine_and_still_reports(sandboxed: Co
     metadata address and the stack's host alias, and binds the console's port and another; all fail or stay its own,
     while its logs and metrics still arrive and the outside world answers it (egress)."""
     console = sandboxed
-    user = unique("netprobe")
-    api = console.client(console.token_for(user))
-    try:
-        with netprobe.remote_host() as remote:
-            report = netprobe.run_probe(console, api, remote=remote,
-                                        run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
-    finally:
-        api.close()
-    netprobe.check(report, remote)
+    netprobe.probe_as(console, unique("netprobe"))

@@ -268,6 +268,8 @@ class NetworkStart:
         netns = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         owner = _foreign_owner(netns)
         self._netns = (netns, owner)
+        if owner is not None:
+            _wait_for_uid_map(pid)
         ready_r, ready_w = os.pipe()
         passed = [netns, ready_w, self._fds["exit_r"], *([owner] if owner is not None else [])]
         # a root console's stack drops its capabilities into an empty mount namespace; an ordinary user's cannot (its
@@ -355,6 +357,21 @@ def bind_unix(path: str, *, backlog: int = 512) -> socket.socket:
         raise
     sock.set_inheritable(False)
     return sock
+
+
+def _wait_for_uid_map(pid: int) -> None:
+    """Wait until bubblewrap's child has mapped its user namespace (it does so after its loopback, late in its set-up);
+    before that, a process entering the namespace holds no usable identity there and cannot change its network."""
+    deadline = time.monotonic() + _WAIT
+    while True:
+        try:
+            if Path(f"/proc/{pid}/uid_map").read_text(encoding="ascii").strip():
+                return
+        except OSError as exc:
+            raise NetworkUnavailable(f"bubblewrap's sandbox ended during its set-up: {exc.strerror}") from exc
+        if time.monotonic() > deadline:
+            raise NetworkUnavailable("bubblewrap's sandbox did not map its user namespace in time")
+        time.sleep(0.002)
 
 
 def _foreign_owner(netns: int) -> int | None:
