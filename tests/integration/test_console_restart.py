@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,10 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
     try:
         short = _custom_job(api, "short", f"echo $$ > pid\necho start\n{AWAIT_GO}echo done-short\n")
         victim = _custom_job(api, "victim", "echo $$ > pid\necho start\nsleep 600\n")
-        long = _custom_job(api, "long", f"echo $$ > pid\necho start\n{AWAIT_GO}echo done-long\n")
+        # after the restart the long job reports through its channel: the restarted console's new socket reaches it
+        report = (f"{sys.executable} -c 'from starforge.runner import report; "
+                  "report.log({\"after/restart\": 1.0}, step=1); report.finish()'\n")
+        long = _custom_job(api, "long", f"echo $$ > pid\necho start\n{AWAIT_GO}{report}echo done-long\n")
         _wait_for(api, [short, victim, long], {"running"})
         for name, job in (("short", short), ("victim", victim), ("long", long)):
             pid_file = _pid_file(console, user, name, job)
@@ -105,6 +109,7 @@ def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.Te
         logs = httpx.get(f"{console.url}/api/job/logs/stream", params={"id": long, "tail": 0},
                          headers=api.headers, timeout=30).text
         assert "done-long" in logs and "event: end" in logs
+        assert "after/restart" in api.get(f"/api/jobs/{long}/metrics").json()["latest"]
     finally:
         api.close()
         console.stop()
