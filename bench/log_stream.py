@@ -20,7 +20,7 @@ SSE_TARGET_P99 = 0.250
 
 
 def _run_token(console: object, job: str) -> str:
-    from starforge.console.services import accounts
+    from starforge.console.services.accounts import credentials as accounts
     from starforge.console.settings import load_settings
     from starforge.console.store import Database
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from starforge.console.executors.identities import chown_tree  # noqa: E402
-from starforge.console.executors.isolation import Isolation, IsolationConfig  # noqa: E402
+from starforge.engines.identities import chown_tree  # noqa: E402
+from starforge.engines.isolation import Isolation, IsolationConfig  # noqa: E402
 
 TARGET_MS = 50.0
 SAMPLES = 20

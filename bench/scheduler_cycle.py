@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from starforge.console.services.capacity import Demand, Fit, Snapshot, assume, block, decide  # noqa: E402
+from starforge.console.services.quota.capacity import Demand, Fit, Snapshot, assume, block, decide  # noqa: E402
 
 TARGET_MS = 50.0
 NODES, GPUS_PER_NODE, QUEUED, USERS = 1_000, 8, 10_000, 200
@@ -48,10 +48,10 @@ def db_cycle() -> tuple[float, float, int]:
     import json
 
     from starforge.console.app import build_runtime
-    from starforge.console.executors import LocalExecutor
     from starforge.console.scheduler import Scheduler
     from starforge.console.settings import load_settings
     from starforge.console.store.models import Job, User
+    from starforge.engines import LocalExecutor
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(state_dir=Path(tmp), capacity={"h200": NODES * GPUS_PER_NODE}, run_background=False)

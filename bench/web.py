@@ -51,7 +51,7 @@ def main() -> int:
     from starlette.testclient import TestClient
 
     from starforge.console.app import create_app
-    from starforge.console.services import accounts
+    from starforge.console.services.accounts import credentials as accounts
     from starforge.console.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix="sf-bench-web-") as tmp:

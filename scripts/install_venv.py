@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from starforge.console.runtimes.pipconfig import read_pip_config  # noqa: E402  (stdlib only)
+from starforge.engines.runtimes.pipconfig import read_pip_config  # noqa: E402  (stdlib only)
 
 QUIET_PIP = ["--quiet", "--disable-pip-version-check"]
 

@@ -38,9 +38,9 @@ __all__ = ["SF", "ForkedProcess", "Program", "enabled", "run", "spawn"]
 # import here is skipped, and anything missed is imported by the child as usual
 WARM = (
     "starforge.cli.main", "starforge.cli.cmd_console", "starforge.console.server", "starforge.console.app",
-    "starforge.console.background", "starforge.console.scheduler", "starforge.console.executors.routing",
-    "starforge.console.executors.local", "starforge.console.executors.slurm.executor",
-    "starforge.console.executors.ray.submission", "uvicorn.server", "uvicorn.protocols.http.httptools_impl",
+    "starforge.console.background", "starforge.console.scheduler", "starforge.engines.routing",
+    "starforge.engines.local", "starforge.engines.slurm.executor",
+    "starforge.engines.ray.submission", "uvicorn.server", "uvicorn.protocols.http.httptools_impl",
     "uvicorn.lifespan.on", "uvicorn.loops.asyncio", "alembic.command", "alembic.runtime.migration",
     "alembic.runtime.environment", "alembic.ddl.sqlite", "alembic.ddl.postgresql", "sqlalchemy.dialects.sqlite",
     "sqlalchemy.dialects.postgresql.psycopg", "psycopg", "multipart", "httpx", "rich.console", "rich.table",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from starforge.console.executors import Executor, LaunchRequest
-from starforge.console.executors.slurm import SlurmExecutor, SlurmSettings
+from starforge.engines import Executor, LaunchRequest
+from starforge.engines.slurm import SlurmExecutor, SlurmSettings
 from tests.conftest import _service_env, require_service
 
 NEVER_KNOWN_SLURM_ID = "67100000"  # above any id this test cluster hands out (its ids start at 1)
@@ -32,8 +32,8 @@ def slurm_lost(executor: Executor, request: LaunchRequest) -> str:
 def ray_executor() -> Executor:
     """A Ray executor on the head of `scripts/services.sh up` (stop escalates to SIGKILL after 1 s)."""
     address = require_service("Ray", "RAY_ADDRESS", "run `scripts/services.sh up`")
-    from starforge.console.executors.ray.config import RaySettings
-    from starforge.console.executors.ray.executor import RayExecutor
+    from starforge.engines.ray.config import RaySettings
+    from starforge.engines.ray.executor import RayExecutor
 
     return RayExecutor(RaySettings(), address, stop_grace=1.0)
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from starforge.console.executors import ExecState, JobRefused, ref_parts
-from starforge.console.executors.routing import Engines
 from starforge.console.settings import Settings, SettingsError, load_settings
+from starforge.engines import ExecState, JobRefused, ref_parts
+from starforge.engines.routing import Engines
 from tests.integration.helpers import spec_for, submit
 
 

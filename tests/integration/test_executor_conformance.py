@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors import (
+from starforge.engines import (
     ExecState,
     Executor,
     Isolation,

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from starlette.testclient import TestClient
 
 from starforge.console.app import create_app
-from starforge.console.services import accounts
+from starforge.console.services.accounts import credentials as accounts
 from starforge.console.settings import load_settings
 from tests.conftest import require_service
 from tests.integration.helpers import bundle, spec_for, submit

@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from starforge.console.services.bundles import bundle_path
+from starforge.console.services.jobs.bundles import bundle_path
 from tests.integration.conftest import ConsoleProcess, make_console
 from tests.integration.helpers import bundle, spec_for, submit
 from tests.integration.test_hostile_parsing import InProcessConsole, build_console

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from starforge.console.services import accounts
+from starforge.console.services.accounts import credentials as accounts
 from tests.integration.conftest import BACKENDS, ConsoleProcess, unique
 from tests.integration.helpers import spec_for
 

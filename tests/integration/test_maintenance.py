@@ -13,12 +13,13 @@ from fastapi import FastAPI
 from starlette.testclient import TestClient
 
 from starforge.console.app import create_app
-from starforge.console.executors import LocalExecutor
 from starforge.console.scheduler import Scheduler
-from starforge.console.services import accounts, maintenance
-from starforge.console.services.jobs import set_status
+from starforge.console.services import maintenance
+from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.jobs.rows import set_status
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
+from starforge.engines import LocalExecutor
 from tests.integration.helpers import spec_for, submit
 from tests.integration.test_web_pages import HTML, Console
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from starforge.client import Console
-from starforge.console.engines.kuberay import DEFAULT_IMAGE
+from starforge.engines.kuberay_manifest import DEFAULT_IMAGE
 from tests.integration import helpers
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.test_cli_account import sf, token_login

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from starforge.console.app import bootstrap_admin, build_runtime, create_app
-from starforge.console.services import accounts
+from starforge.console.services.accounts import credentials as accounts
 from starforge.console.settings import Settings
 from starforge.console.store.models import Job
 from tests.integration.helpers import spec_for, submit

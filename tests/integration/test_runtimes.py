@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from starforge.console.runtimes import RuntimeCache
+from starforge.engines.runtimes import RuntimeCache
 from tests.integration.conftest import DEFAULT_CONFIG, SF, ConsoleProcess, make_console, unique
 from tests.integration.helpers import bundle, spec_for, submit, wait_for_end
 

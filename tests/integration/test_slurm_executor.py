@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors import ExecState, LaunchRequest, PoolShape
-from starforge.console.executors.identities import UidPool
-from starforge.console.executors.slurm import SlurmExecutor, SlurmSeries, SlurmSettings
-from starforge.console.executors.slurm.executor import SCRIPT_FILE
-from starforge.console.executors.slurm.script import SANDBOX_ARGS_FILE, TOKEN_FILE
 from starforge.contract import INGEST_TOKEN_VARIABLE
+from starforge.engines import ExecState, LaunchRequest, PoolShape
+from starforge.engines.identities import UidPool
+from starforge.engines.slurm import SlurmExecutor, SlurmSeries, SlurmSettings
+from starforge.engines.slurm.executor import SCRIPT_FILE
+from starforge.engines.slurm.script import SANDBOX_ARGS_FILE, TOKEN_FILE
 from tests.integration.engines import slurm_env
 
 pytestmark = pytest.mark.slurm

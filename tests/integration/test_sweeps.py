@@ -157,10 +157,10 @@ def _sweeps_before_any_valid(db: Any) -> int:
 
 
 def test_max_parallel_holds_back_the_rest_until_a_run_ends(app: tuple[TestClient, Runtime, str]) -> None:
-    from starforge.console.executors import LocalExecutor
     from starforge.console.scheduler import Scheduler
-    from starforge.console.services.jobs import ACTIVE, set_status
+    from starforge.console.services.jobs.rows import ACTIVE, set_status
     from starforge.console.store.models import Job
+    from starforge.engines import LocalExecutor
 
     _client, rt, _admin = app
     api = _user(app)
@@ -248,7 +248,7 @@ def test_the_official_clients_meta_sweep_ids_are_per_account(app: tuple[TestClie
 
 
 def test_show_ranks_runs_by_the_recipe_metric_and_marks_the_best(app: tuple[TestClient, Runtime, str]) -> None:
-    from starforge.console.services.metrics import record_points
+    from starforge.console.services.jobs.metrics import record_points
 
     client, rt, _admin = app
     api = _user(app)
@@ -309,11 +309,11 @@ def test_a_sweep_fits_the_daily_budget_with_every_point_before_it_counted(
 
 
 def test_placement_checks_the_budget_again_and_a_new_day_renews_it(app: tuple[TestClient, Runtime, str]) -> None:
-    from starforge.console.executors import LocalExecutor
     from starforge.console.scheduler import Scheduler
-    from starforge.console.services.jobs import set_status
-    from starforge.console.services.quota import day_start
+    from starforge.console.services.jobs.rows import set_status
+    from starforge.console.services.quota.caps import day_start
     from starforge.console.store.models import Job
+    from starforge.engines import LocalExecutor
 
     _client, rt, _admin = app
     with rt.db.write() as db:  # the earlier tests' jobs hold the slots: end them, so only the budget is in the way

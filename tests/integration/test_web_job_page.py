@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from starforge.console.app import create_app
-from starforge.console.services import accounts, quota
-from starforge.console.services.followups import create_followups
-from starforge.console.services.jobs import set_status
+from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.jobs.followups import create_followups
+from starforge.console.services.jobs.rows import set_status
+from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
 from tests.integration.helpers import spec_for, submit

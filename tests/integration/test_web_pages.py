@@ -22,7 +22,8 @@ from sqlalchemy import func, select
 from starlette.testclient import TestClient
 
 from starforge.console.app import create_app
-from starforge.console.services import accounts, device
+from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.accounts import device
 from starforge.console.services.throttle import Limits, Rate, Throttles
 from starforge.console.settings import load_settings
 from starforge.console.store.models import DeviceCode

@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from starforge.console.app import create_app
-from starforge.console.services import accounts
-from starforge.console.services.metrics import record_points
+from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.jobs.metrics import record_points
 from starforge.console.settings import load_settings
 from tests.integration.helpers import spec_for, submit
 from tests.integration.test_web_pages import Console

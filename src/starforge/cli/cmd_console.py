@@ -91,9 +91,9 @@ def up(
         "--ray-address", help="the Ray cluster's Jobs API, e.g. http://127.0.0.1:8265 (with --executor ray)")] = None,
 ) -> None:
     """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
-    from starforge.console.executors.base import ExecutorError
-    from starforge.console.executors.sandbox import SandboxUnavailable
     from starforge.console.settings import CatalogSettings
+    from starforge.engines.base import ExecutorError
+    from starforge.engines.sandbox import SandboxUnavailable
     from starforge.recipes import CatalogError
 
     catalog_settings = None
@@ -247,9 +247,9 @@ def runtime_build(
     state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False,
 ) -> None:
     """Build a recipe runtime into the console's runtime cache (no console needs to run); print its venv."""
-    from starforge.console.executors.local import detect_gpus
     from starforge.console.runtime import load_served_catalog
-    from starforge.console.runtimes import (
+    from starforge.engines.local import detect_gpus
+    from starforge.engines.runtimes import (
         KINDS,
         BuildFailed,
         Runtimes,
@@ -284,7 +284,7 @@ def runtime_build(
 @runtime_app.command("ls")
 def runtime_ls(state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False) -> None:
     """List the runtimes built in the console's runtime cache."""
-    from starforge.console.runtimes import RuntimeCache
+    from starforge.engines.runtimes import RuntimeCache
 
     out = Output(as_json=as_json)
     settings = _settings(state_dir or Path(".starforge-console"), None, config)
@@ -316,7 +316,7 @@ def runtime_run(
     import os
     import subprocess
 
-    from starforge.console.runtimes import KINDS, RuntimeCache, jobside_copy
+    from starforge.engines.runtimes import KINDS, RuntimeCache, jobside_copy
 
     out = Output()
     if kind is not None and kind not in KINDS:

@@ -51,8 +51,8 @@ def build_runtime(settings: Settings) -> Runtime:
 
 def prepare_isolation(rt: Runtime) -> Any:
     """Check and return how the local executor isolates jobs; raise SandboxUnavailable with the fix."""
-    from .executors.isolation import Isolation
-    from .executors.local import detect_gpus
+    from ..engines.isolation import Isolation
+    from ..engines.local import detect_gpus
 
     gpus = detect_gpus()
     slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **rt.settings.capacity}.values())
@@ -67,7 +67,7 @@ def bootstrap_admin(rt: Runtime) -> str | None:
     """On a fresh database create the `admin` account and return its one-time API token (None otherwise)."""
     from sqlalchemy import select
 
-    from .services import accounts
+    from .services.accounts import credentials as accounts
     from .store.models import User
 
     with rt.db.write() as db:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import os
 
-from .executors.base import Executor
-from .executors.identities import UidPool
-from .executors.routing import Engines
+from ..engines.base import Executor
+from ..engines.identities import UidPool
+from ..engines.routing import Engines
 from .runtime import Runtime
 
 __all__ = ["build_engines", "start_background"]
@@ -18,8 +18,8 @@ def build_engines(rt: Runtime) -> Engines:
     settings = rt.settings
     engines: dict[str, Executor] = {}
     if "local" in settings.engines():
+        from ..engines import LocalExecutor
         from .app import prepare_isolation
-        from .executors import LocalExecutor
 
         if rt.isolation is None:  # an app built without `serve` (tests, embedding): check and warn here
             rt.isolation = prepare_isolation(rt)
@@ -28,12 +28,12 @@ def build_engines(rt: Runtime) -> Engines:
         engines["local"] = LocalExecutor(settings.capacity, isolation=rt.isolation,
                                          stop_grace=settings.stop_grace_seconds)
     if "slurm" in settings.engines():
-        from .executors.slurm.executor import SlurmExecutor
+        from ..engines.slurm.executor import SlurmExecutor
 
         engines["slurm"] = SlurmExecutor(settings.slurm, stop_grace=settings.stop_grace_seconds,
                                          storage_root=settings.state_dir, uids=_job_uids(rt))
     if "ray" in settings.engines():
-        from .executors.ray.executor import RayExecutor
+        from ..engines.ray.executor import RayExecutor
 
         try:
             engines["ray"] = RayExecutor(settings.ray, settings.ray.address, stop_grace=settings.stop_grace_seconds,

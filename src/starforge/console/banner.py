@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from .executors.isolation import Isolation
-from .executors.jobnet import JobNetwork, describe
+from ..engines.isolation import Isolation
+from ..engines.jobnet import JobNetwork, describe
 from .settings import Settings
 
 __all__ = ["sandbox_banner"]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..engines.jobnet import bind_unix
 from ..wire import CHANNEL_SOCKET, INGEST_ROOT
-from .executors.jobnet import bind_unix
 
 __all__ = ["CHANNEL_FOLDER", "JobChannelGuard", "bind_channel", "channel_folder"]
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from ..bundle import BundleLimits, UnsafeBundle, extract_bundle
 from ..contract import Binding, BindingError, JobSpec, dumps, is_cluster_path, spec_to_env
+from ..engines import JobPaths, LaunchRequest, Limits, Mount, PoolShape
+from ..engines.runtimes import JobRuntime
 from ..recipes import Recipe, param_overrides
 from ..safeyaml import YamlRefused, load_yaml_bounded
 from ..wire import (
@@ -48,11 +50,9 @@ from ..wire import (
     entry_shim,
     takes_config_option,
 )
-from .executors import JobPaths, LaunchRequest, Limits, Mount, PoolShape
 from .runtime import Runtime
-from .runtimes import JobRuntime
-from .services.bundles import bundle_path
-from .services.model_paths import resolve_model_folder
+from .services.jobs.bundles import bundle_path
+from .services.jobs.model_paths import resolve_model_folder
 
 __all__ = ["Inputs", "LaunchFailure", "compile_plan", "job_inputs", "prepare_run", "run_dir_of"]
 

@@ -33,11 +33,16 @@ from starforge.mcp import (
 )
 
 from .runtime import Runtime
-from .services import account_status, handshake, job_control, job_reads, log_window, submissions
-from .services.accounts import UserView
+from .services import handshake
+from .services.accounts import status as account_status
+from .services.accounts.credentials import UserView
 from .services.admission.envelope import Envelope
 from .services.errors import ConsoleError, Rejected
-from .services.jobs import TERMINAL
+from .services.jobs import control as job_control
+from .services.jobs import reads as job_reads
+from .services.jobs import submissions
+from .services.jobs.rows import TERMINAL
+from .services.logs import window as log_window
 
 if TYPE_CHECKING:
     from starforge.recipes import Catalog

@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from .api.deps import current_user
 from .runtime import Runtime
-from .services.accounts import UserView
+from .services.accounts.credentials import UserView
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

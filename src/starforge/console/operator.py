@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import Problem, parse_versioned_ref
-from .services import accounts, quota
+from .services.accounts import credentials as accounts
 from .services.errors import Rejected
+from .services.quota import caps as quota
 from .services.registries import data
 from .settings import Settings
 from .store import Database

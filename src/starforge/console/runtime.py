@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .runtimes import Runtimes
-from .services.account_cache import AccountCache
-from .services.submission_writer import SubmissionWriter
+from ..engines.runtimes import Runtimes
+from .services.accounts.cache import AccountCache
+from .services.jobs.submission_writer import SubmissionWriter
 from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
@@ -97,7 +97,7 @@ class Runtime:
     def job_paths(self, run_dir: Path, ref: str = "") -> Any:
         """Return where the folders of the run at `run_dir` appear to its job (`executors.JobPaths`): as the engine
         that started it (`ref`) shows them, else as the local sandbox does."""
-        from .executors import Isolation
+        from ..engines import Isolation
 
         executor = self.engines.for_ref(ref) if ref and self.engines is not None else None
         if executor is not None:

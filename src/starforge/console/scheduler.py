@@ -29,21 +29,22 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from ..contract import parse_or_raise
-from .executors import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
-from .executors.base import ref_parts
-from .executors.routing import Engines
+from ..engines import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
+from ..engines.base import ref_parts
+from ..engines.routing import Engines
+from ..engines.runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
 from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
 from .runtime import Runtime
-from .runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
-from .services import accounts, maintenance
-from .services.budget import job_hours, ledgers, over_budget, wall_hours
-from .services.capacity import Demand, Fit, assume, block, decide, take_snapshot
-from .services.failure_line import failure_reason
-from .services.followups import create_followups
-from .services.jobs import QUEUE_ORDER, WAITING, set_status
-from .services.logs import log_path
-from .services.quota import get_quota, quotas_for
-from .services.sweep_rows import sweep_limits
+from .services import maintenance
+from .services.accounts import credentials as accounts
+from .services.jobs.failure_line import failure_reason
+from .services.jobs.followups import create_followups
+from .services.jobs.rows import QUEUE_ORDER, WAITING, set_status
+from .services.logs.store import log_path
+from .services.quota.budget import job_hours, ledgers, over_budget, wall_hours
+from .services.quota.capacity import Demand, Fit, assume, block, decide, take_snapshot
+from .services.quota.caps import get_quota, quotas_for
+from .services.sweeps.rows import sweep_limits
 from .store.models import Job, Token
 
 __all__ = ["BackgroundLoop", "Scheduler"]

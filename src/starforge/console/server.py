@@ -54,7 +54,7 @@ def serve(settings: Settings) -> None:
     if "local" in settings.engines():
         rt.isolation = prepare_isolation(rt)
     else:  # every series runs on a cluster engine: nothing runs on this machine
-        from .executors.isolation import Isolation
+        from ..engines.isolation import Isolation
 
         rt.isolation = Isolation.none(settings.state_dir)
     if "local" in settings.engines() and not rt.isolation.sandboxed:

@@ -11,12 +11,12 @@ from typing import Any
 
 from starforge.contract import ProfileEntry
 
-from .engines.kuberay import KubeRayConfig, kuberay_config_from
-from .executors.isolation import IsolationConfig
-from .executors.jobnet import network_mode
-from .executors.ray.config import RaySettings, ray_settings_from
-from .executors.slurm.config import SlurmSettings, slurm_settings_from
-from .runtimes.config import RuntimeSettings, runtime_settings_from
+from ..engines.isolation import IsolationConfig
+from ..engines.jobnet import network_mode
+from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
+from ..engines.ray.config import RaySettings, ray_settings_from
+from ..engines.runtimes.config import RuntimeSettings, runtime_settings_from
+from ..engines.slurm.config import SlurmSettings, slurm_settings_from
 
 __all__ = ["ENGINES", "CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
 

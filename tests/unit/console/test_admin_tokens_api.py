@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from starforge.console import operator
 from starforge.console.app import create_app
-from starforge.console.services.api_tokens import MAX_TTL
+from starforge.console.services.accounts.api_tokens import MAX_TTL
 from starforge.console.settings import load_settings
 
 
@@ -104,7 +104,7 @@ def test_only_api_tokens_can_be_revoked_by_id(api: tuple[TestClient, Any]) -> No
     assert client.post("/api/cli/device/approve", json={"user_code": session["user_code"]},
                        headers=admin).status_code == 200
     tokens = client.post("/api/cli/device/token", json={"device_code": session["device_code"]}).json()
-    from starforge.console.services.accounts import hash_token
+    from starforge.console.services.accounts.credentials import hash_token
     from starforge.console.store.models import Token
 
     with rt.db.read() as db:

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from starforge.console import operator
 from starforge.console.app import bootstrap_admin, create_app
-from starforge.console.services.log_stream import format_event
+from starforge.console.services.logs.stream import format_event
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
 

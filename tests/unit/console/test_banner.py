@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from starforge.console.banner import sandbox_banner
-from starforge.console.executors import Isolation
 from starforge.console.settings import load_settings
+from starforge.engines import Isolation
 
 
 def _settings(tmp_path: Path, text: str, **overrides: object):  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.services.failure_line import MAX_LINE, failure_line, failure_reason
+from starforge.console.services.jobs.failure_line import MAX_LINE, failure_line, failure_reason
 
 _TRACEBACK = """[forge-launch] job started (pid 3)
 /opt/runtimes/trl/lib/python3.11/site-packages/transformers/training_args.py:1541: FutureWarning: deprecated

@@ -13,11 +13,12 @@ import pytest
 from sqlalchemy import select
 
 from starforge.console.runtime import Runtime, load_served_catalog
-from starforge.console.services import accounts, quota
+from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.admission import FOLLOWUP_CHECKS, POLICY_CHECKS
 from starforge.console.services.admission.followup import EXEMPT, EXEMPT_CODES, admit_followup
-from starforge.console.services.followups import child_spec, create_followups
-from starforge.console.services.jobs import build_job, create_job, set_status
+from starforge.console.services.jobs.followups import child_spec, create_followups
+from starforge.console.services.jobs.rows import build_job, create_job, set_status
+from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
 from starforge.console.store.models import Admission, Job

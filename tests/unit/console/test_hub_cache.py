@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from starforge.console.executors import Isolation
 from starforge.console.launch import _hub_cache
 from starforge.console.runtime import Runtime, console_identity, load_served_catalog
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
+from starforge.engines import Isolation
 
 
 def _runtime(state: Path, hub: Path) -> Runtime:

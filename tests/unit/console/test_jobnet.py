@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors.isolation import Isolation, IsolationConfig, SandboxUnavailable
-from starforge.console.executors.jobnet import (
+from starforge.console.job_channel import JobChannelGuard
+from starforge.console.settings import SettingsError, load_settings
+from starforge.engines.isolation import Isolation, IsolationConfig, SandboxUnavailable
+from starforge.engines.jobnet import (
     EGRESS,
     NONE,
     JobNetwork,
@@ -24,9 +26,7 @@ from starforge.console.executors.jobnet import (
     network_mode,
     resolver_override,
 )
-from starforge.console.executors.jobnet_node import _inherited, _with_options
-from starforge.console.job_channel import JobChannelGuard
-from starforge.console.settings import SettingsError, load_settings
+from starforge.engines.jobnet_node import _inherited, _with_options
 from starforge.wire import channel_endpoint, unix_endpoint
 from tests.conftest import require_bubblewrap
 
@@ -157,7 +157,7 @@ def test_the_node_helper_puts_its_options_after_the_views_and_passes_the_args_de
 
 
 def test_the_node_helper_refuses_without_a_command() -> None:
-    done = subprocess.run([sys.executable, "-m", "starforge.console.executors.jobnet_node", "--network", "none"],
+    done = subprocess.run([sys.executable, "-m", "starforge.engines.jobnet_node", "--network", "none"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "--console URL" in done.stderr
 

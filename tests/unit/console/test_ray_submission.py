@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors import LaunchRequest, PoolShape
-from starforge.console.executors.ray import (
+from starforge.engines import LaunchRequest, PoolShape
+from starforge.engines.ray import (
     PLACEMENT_VARIABLE,
     RaySettings,
     ray_settings_from,
@@ -121,6 +121,6 @@ def test_importing_the_ray_package_and_settings_does_not_import_ray() -> None:
     import subprocess
     import sys
 
-    code = "import sys, starforge.console.settings, starforge.console.executors.ray; print('ray' in sys.modules)"
+    code = "import sys, starforge.console.settings, starforge.engines.ray; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

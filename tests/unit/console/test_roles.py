@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from starforge.console.services import roles
-from starforge.console.services.accounts import UserView
+from starforge.console.services.accounts import roles
+from starforge.console.services.accounts.credentials import UserView
 
 POLICY = (roles.can_admin, roles.sees_all_jobs, roles.sees_all_data, roles.can_submit, roles.can_stop,
           roles.can_publish)
@@ -40,6 +40,6 @@ def test_namespaces_belong_to_their_account_and_to_administrators() -> None:
 
 
 def test_the_account_module_knows_the_same_roles() -> None:
-    from starforge.console.services import accounts
+    from starforge.console.services.accounts import credentials as accounts
 
     assert accounts.ROLES == roles.ROLES == ("admin", "operator", "viewer")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from starforge.console.executors.run_log import OUTPUT, read_log
-from starforge.console.services.logs import append, read_from, tail_offset
+from starforge.console.services.logs.store import append, read_from, tail_offset
+from starforge.engines.run_log import OUTPUT, read_log
 
 
 def test_a_planted_link_or_fifo_is_neither_read_nor_written(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors.identities import UidPool, check_range, reclaim_tree
-from starforge.console.executors.isolation import Isolation, IsolationConfig
-from starforge.console.executors.limits import CgroupV2, JobLimits, rlimit_command
-from starforge.console.executors.sandbox import View, bwrap_command, gpu_device_nodes
 from starforge.console.settings import SettingsError, load_settings
+from starforge.engines.identities import UidPool, check_range, reclaim_tree
+from starforge.engines.isolation import Isolation, IsolationConfig
+from starforge.engines.limits import CgroupV2, JobLimits, rlimit_command
+from starforge.engines.sandbox import View, bwrap_command, gpu_device_nodes
 
 
 def _options(view: View, uid: int | None = None) -> tuple[list[str], list[str]]:

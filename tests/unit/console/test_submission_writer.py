@@ -13,9 +13,10 @@ from sqlalchemy import select
 
 from starforge.console.app import bootstrap_admin, build_runtime, create_app
 from starforge.console.runtime import Runtime
-from starforge.console.services import quota, submission_writer
 from starforge.console.services.admission import AdmissionRequest, admit
-from starforge.console.services.submission_writer import Admitted
+from starforge.console.services.jobs import submission_writer
+from starforge.console.services.jobs.submission_writer import Admitted
+from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Admission, Idempotency, Job
 from tests.integration.helpers import spec_for

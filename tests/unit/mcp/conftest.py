@@ -25,7 +25,7 @@ from starforge.client import Console
 from starforge.console import operator
 from starforge.console.app import create_app
 from starforge.console.runtime import Runtime
-from starforge.console.services import logs
+from starforge.console.services.logs import store as logs
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
 from starforge.mcp import SharedBackend, build_server

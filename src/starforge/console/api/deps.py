@@ -10,8 +10,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services import logins, roles
-from ..services.accounts import UserView
+from ..services.accounts import logins, roles
+from ..services.accounts.credentials import UserView
 from ..services.errors import AuthRequired, Forbidden, Rejected
 from ..web.sessions import Arrival, WebCaller, cookie_name, origin_of, reached_securely
 

@@ -26,10 +26,10 @@ from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services.accounts import UserView
+from ..services.accounts.credentials import UserView
 from ..services.admission import Envelope
 from ..services.errors import Rejected, TooLarge
-from ..services.submissions import require_writable
+from ..services.jobs.submissions import require_writable
 from .body import IN_MEMORY, Upload, spool_file, spooled_body
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from ..runtime import Runtime
 from ..settings import Settings
 from ..store.models import Job
 from .errors import Rejected, Unavailable
-from .jobs import ACTIVE
+from .jobs.rows import ACTIVE
 
 __all__ = ["FILE", "MAX_NOTE", "WAITING_FOR", "State", "current", "drain", "refusal", "require_open", "resume", "status"]
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import Runtime
-from ..services import admin, device_logins, job_control, roles
-from ..services.device import PendingLogin
+from ..services.accounts import admin, device_logins, roles
+from ..services.accounts.device import PendingLogin
 from ..services.errors import Forbidden
+from ..services.jobs import control as job_control
 from .sessions import WebCaller, check_csrf
 
 __all__ = ["approve_device", "deny_device", "review_device", "set_disabled", "set_role", "stop_job"]

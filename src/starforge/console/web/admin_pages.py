@@ -14,7 +14,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..runtime import Runtime
-from ..services import admin, maintenance, roles
+from ..services import maintenance
+from ..services.accounts import admin, roles
 from ..services.errors import Conflict, Forbidden, NotFound, Rejected
 from .pages import frame
 from .render import render

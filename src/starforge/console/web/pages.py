@@ -12,11 +12,13 @@ from typing import Any
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services import account_status, job_reads, roles
-from ..services.device import PendingLogin
+from ..services.accounts import roles
+from ..services.accounts import status as account_status
+from ..services.accounts.device import PendingLogin
 from ..services.errors import Rejected
-from ..services.job_queries import JobRow
-from ..services.jobs import STATUSES, TERMINAL
+from ..services.jobs import reads as job_reads
+from ..services.jobs.queries import JobRow
+from ..services.jobs.rows import STATUSES, TERMINAL
 from .charts import charts_of
 from .render import render
 from .sessions import WebCaller, local_path

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..runtime import Runtime
-from ..services import logins
-from ..services.accounts import UserView
+from ..services.accounts import logins
+from ..services.accounts.credentials import UserView
 from ..services.errors import Forbidden
 
 __all__ = ["COOKIE", "SECURE_COOKIE", "SESSION_SECONDS", "Arrival", "SignedIn", "WebCaller", "check_csrf",

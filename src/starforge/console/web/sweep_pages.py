@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 
 from ...contract import Problem
 from ..runtime import Runtime
-from ..services import sweep_reads
 from ..services.errors import Rejected
+from ..services.sweeps import reads as sweep_reads
 from .pages import frame
 from .render import render
 from .sessions import WebCaller

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from starforge.console.engines.kuberay import (
+from starforge.console.settings import SettingsError, load_settings
+from starforge.contract import JobSpec, parse
+from starforge.engines.kuberay_manifest import (
     DEFAULT_IMAGE,
     KubeRayConfig,
     RenderJob,
@@ -24,8 +26,6 @@ from starforge.console.engines.kuberay import (
     render_rayjob,
     run_secret_name,
 )
-from starforge.console.settings import SettingsError, load_settings
-from starforge.contract import JobSpec, parse
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("STARFORGE_UPDATE_GOLDEN") == "1"

@@ -7,8 +7,8 @@ import sys
 import threading
 from pathlib import Path
 
-from starforge.console.runtimes import BuildFailed, PipConfig, Runtimes, RuntimeSettings, RuntimeSpec
-from starforge.console.runtimes.installers import Installer, Log
+from starforge.engines.runtimes import BuildFailed, PipConfig, Runtimes, RuntimeSettings, RuntimeSpec
+from starforge.engines.runtimes.installers import Installer, Log
 
 __all__ = ["Probe", "ProbeRuntimes"]
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.runtimes import (
+from starforge.console.scheduler import REASON_CHARS, build_failure
+from starforge.engines.runtimes import (
     BuildFailed,
     RuntimeCache,
     RuntimeSettings,
     RuntimeSpec,
 )
-from starforge.console.runtimes.installers import run_logged
-from starforge.console.scheduler import REASON_CHARS, build_failure
+from starforge.engines.runtimes.installers import run_logged
 from tests.unit.console.runtimes.probe import Probe as _Installer
 from tests.unit.console.runtimes.probe import ProbeRuntimes as _Runtimes
 

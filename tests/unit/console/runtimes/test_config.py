@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from starforge.console.runtimes import RuntimeSettings
 from starforge.console.settings import SettingsError, load_settings
+from starforge.engines.runtimes import RuntimeSettings
 
 
 def _load(tmp_path: Path, runtimes: object) -> RuntimeSettings:

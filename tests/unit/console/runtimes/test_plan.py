@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from starforge.console.runtimes import (
+from starforge.engines.runtimes import (
     CPU,
     GPU,
     ConsoleEnvironment,

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.executors import Isolation, LocalExecutor
 from starforge.console.runtime import Runtime, load_served_catalog
 from starforge.console.scheduler import Scheduler
-from starforge.console.services import accounts
-from starforge.console.services.jobs import build_job, create_job, set_status, stop_job
-from starforge.console.services.logs import log_path
+from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.jobs.rows import build_job, create_job, set_status, stop_job
+from starforge.console.services.logs.store import log_path
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
 from starforge.console.store.models import Job
 from starforge.contract import parse_or_raise
+from starforge.engines import Isolation, LocalExecutor
 from tests.unit.console.runtimes.probe import Probe as _Installer
 from tests.unit.console.runtimes.probe import ProbeRuntimes as _Runtimes
 

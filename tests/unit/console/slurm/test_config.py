@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from starforge.console.executors.slurm import SlurmSeries, SlurmSettings
 from starforge.console.settings import SettingsError, load_settings
+from starforge.engines.slurm import SlurmSeries, SlurmSettings
 
 H200 = {"series": {"h200": {"partition": "gpu"}}}
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from starforge.console.executors.base import JobRefused
-from starforge.console.executors.slurm import (
+from starforge.engines.base import JobRefused
+from starforge.engines.slurm import (
     SlurmJob,
     SlurmPool,
     SlurmSettings,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from starforge.console.executors.slurm import (
+from starforge.engines.slurm import (
     Mapped,
     SlurmJobState,
     map_state,

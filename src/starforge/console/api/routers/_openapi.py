@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...services.roles import ROLES
+from ...services.accounts.roles import ROLES
 
 __all__ = [
     "ADMISSION_CHECK",

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import dataset_push
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.registries import push as dataset_push
 from ..body import spooled_body
 from ..deps import current_user, runtime, upload_dir
 from ._openapi import ASSET_PUSH, DATASET_PUSH

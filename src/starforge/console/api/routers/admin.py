@@ -9,8 +9,10 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import admin, assets, maintenance
-from ...services.accounts import UserView
+from ...services import maintenance
+from ...services.accounts import admin
+from ...services.accounts.credentials import UserView
+from ...services.registries import assets
 from ..body import read_json_object
 from ..deps import current_admin, current_user, refuse_nul_parameters, runtime
 from ._openapi import MAINTENANCE_DRAIN, NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA

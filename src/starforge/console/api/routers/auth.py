@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import device_logins, logins
-from ...services.accounts import UserView
+from ...services.accounts import device_logins, logins
+from ...services.accounts.credentials import UserView
 from ..body import read_json
 from ..deps import client_address, current_user, refuse_nul_parameters, runtime
 from ._openapi import DEVICE_CODE, DEVICE_TOKEN, REFRESH_TOKEN, USER_CODE

@@ -7,8 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from ...runtime import Runtime
-from ...services import account_status, handshake
-from ...services.accounts import UserView
+from ...services import handshake
+from ...services.accounts import status as account_status
+from ...services.accounts.credentials import UserView
 from ..deps import current_user, refuse_nul_parameters, runtime
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])

@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from ...runtime import Runtime
-from ...services import assets
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.registries import assets
 from ..deps import current_user, refuse_nul_parameters, runtime
 from ._push import add_push_route
 

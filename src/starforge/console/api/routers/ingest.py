@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import ingest as ingest_service
+from ...services.jobs import ingest as ingest_service
 from ..body import read_json
 from ..deps import refuse_nul_parameters, run_token, runtime
 from ._openapi import INGEST

@@ -10,10 +10,22 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import artifact_downloads, job_control, job_reads, job_render, submissions
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
 from ...services.audit import MAX_ADMISSIONS_LIMIT
-from ...services.job_queries import MAX_LIST_LIMIT
+from ...services.jobs import (
+    artifact_downloads,
+    submissions,
+)
+from ...services.jobs import (
+    control as job_control,
+)
+from ...services.jobs import (
+    reads as job_reads,
+)
+from ...services.jobs import (
+    render as job_render,
+)
+from ...services.jobs.queries import MAX_LIST_LIMIT
 from ..body import read_json
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
 from ..multipart import submission_body

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import experiment_clean, followup_requests
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.jobs import experiment_clean, followup_requests
 from ..body import read_json_object
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
 from ..multipart import submission_body

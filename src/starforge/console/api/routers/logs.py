@@ -7,8 +7,8 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import log_stream
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.logs import stream as log_stream
 from ..deps import current_user, refuse_nul_parameters, runtime
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])

@@ -10,8 +10,8 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import plugin_packages
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.registries import plugin_packages
 from ...services.registries.plugins import MAX_PACKAGE_BYTES
 from ..body import read_json_object, spooled_body
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir

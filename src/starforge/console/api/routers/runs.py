@@ -7,7 +7,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import run_workdir
+from ...services.jobs import run_workdir
 from ..deps import refuse_nul_parameters, run_token, runtime
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...runtime import Runtime
-from ...services import sweep_reads, sweeps
-from ...services.accounts import UserView
+from ...services.accounts.credentials import UserView
+from ...services.sweeps import actions as sweeps
+from ...services.sweeps import reads as sweep_reads
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
 from ..multipart import writer_parts
 from ._openapi import SWEEP

@@ -19,10 +19,11 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from ... import web
 from ...runtime import Runtime
-from ...services import artifact_downloads, log_stream
 from ...services.errors import AuthRequired, ConsoleError, NotFound
-from ...services.job_queries import MAX_LIST_LIMIT
-from ...services.sweep_reads import MAX_SWEEPS_LIMIT
+from ...services.jobs import artifact_downloads
+from ...services.jobs.queries import MAX_LIST_LIMIT
+from ...services.logs import stream as log_stream
+from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
 from ...web import admin_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor

@@ -11,9 +11,9 @@ from typing import Any
 
 from ....contract import JobSpec
 from ...settings import Settings
-from ..accounts import UserView
-from ..budget import Ledger
-from ..quota import QuotaView
+from ..accounts.credentials import UserView
+from ..quota.budget import Ledger
+from ..quota.caps import QuotaView
 from ..registries.artifacts import ArtifactView
 from ..registries.data import AssetView
 from ..registries.plugins import PluginView

@@ -38,8 +38,8 @@ from sqlalchemy.orm import Session
 
 from ....contract import JobSpec, Problem
 from ...settings import Settings
-from ..accounts import UserView
-from ..quota import get_quota
+from ..accounts.credentials import UserView
+from ..quota.caps import get_quota
 from .checks import (
     check_bundle,
     check_cluster_paths,

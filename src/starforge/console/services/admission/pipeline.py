@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 from ....contract import JobSpec, Problem
 from ....recipes.verdict import check_document
 from ...settings import Settings
-from ..accounts import UserView
-from ..budget import Ledger, ledgers
-from ..quota import QuotaView, get_quota
+from ..accounts.credentials import UserView
+from ..quota.budget import Ledger, ledgers
+from ..quota.caps import QuotaView, get_quota
 from .checks import (
     check_bundle,
     check_cluster_paths,

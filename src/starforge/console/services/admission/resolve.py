@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from ....contract import JobSpec, parse_versioned_ref
-from ..accounts import UserView
+from ..accounts.credentials import UserView
 from ..errors import NotFound
 from ..registries import artifacts, data, plugins
 from .checks.data import asset_references

@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session
 
 from ....contract import ArtifactRef
 from ...store.models import Artifact, Job
-from .. import roles
-from ..accounts import UserView
+from ..accounts import roles
+from ..accounts.credentials import UserView
 
 __all__ = ["ArtifactView", "inside_out_folder", "is_remote", "list_artifacts", "local_path", "register", "resolve",
            "shown_path"]

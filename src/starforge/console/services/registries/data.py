@@ -21,8 +21,8 @@ from sqlalchemy.orm import Session
 
 from ....contract import Problem, VersionedRef, is_safe_segment, parse_versioned_ref
 from ...store.models import AssetGrant, DataAsset
-from .. import roles
-from ..accounts import UserView
+from ..accounts import roles
+from ..accounts.credentials import UserView
 from ..errors import Conflict, Rejected
 
 __all__ = [

@@ -19,8 +19,8 @@ from ....bundle import BundleLimits, UnsafeBundle, directory_digest, extract_bun
 from ....contract import Problem, is_safe_segment
 from ....safeyaml import YamlRefused, load_yaml_bounded
 from ...store.models import Plugin
-from .. import roles
-from ..accounts import UserView
+from ..accounts import roles
+from ..accounts.credentials import UserView
 from ..errors import Conflict, Forbidden, NotFound, Rejected
 
 __all__ = [

@@ -7,7 +7,7 @@ at its field, rather than failing inside the job.
 from __future__ import annotations
 
 from .....contract import Problem, is_cluster_path
-from ...model_paths import resolve_model_folder
+from ...jobs.model_paths import resolve_model_folder
 from ..context import AdmissionContext
 
 __all__ = ["check_cluster_paths"]

@@ -7,7 +7,7 @@ so pools on a Slurm series and a Ray (or local) series can never start together.
 from __future__ import annotations
 
 from .....contract import Problem
-from ...jobs import series_demand
+from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
 __all__ = ["check_engines"]

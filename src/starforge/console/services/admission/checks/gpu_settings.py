@@ -8,9 +8,9 @@ no GPUs. It runs for `POST /api/jobs`, `POST /api/admission/check` (`sf submit -
 from __future__ import annotations
 
 from .....contract import Problem
+from .....engines.runtimes import CPU, series_kind
 from .....recipes import gpu_problems
-from ....runtimes import CPU, series_kind
-from ...jobs import series_demand
+from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
 __all__ = ["check_gpu_settings"]

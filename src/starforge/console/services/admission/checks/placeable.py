@@ -10,8 +10,8 @@ autoscaling cluster) keep the old behaviour. A series outside the profile regist
 from __future__ import annotations
 
 from .....contract import Problem
-from ...capacity import unplaceable
-from ...jobs import series_demand
+from ...jobs.rows import series_demand
+from ...quota.capacity import unplaceable
 from ..context import AdmissionContext
 
 __all__ = ["check_placeable"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....contract import Problem
-from ...budget import job_hours, over_budget
+from ...quota.budget import job_hours, over_budget
 from ..context import AdmissionContext
 
 __all__ = ["check_quota"]

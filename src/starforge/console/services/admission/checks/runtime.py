@@ -7,8 +7,8 @@ file entrypoint has a configured checkout, and a runtime can be built for it (or
 from __future__ import annotations
 
 from .....contract import Problem
-from ....runtimes import blocker, console_environment
-from ...jobs import series_demand
+from .....engines.runtimes import blocker, console_environment
+from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
 __all__ = ["check_runtime"]

@@ -1,0 +1,46 @@
+"""Render a job the caller may see as an engine's document (`format=kuberay`: a KubeRay RayJob manifest).
+
+Tier: use case (one read transaction). Another account's job is a 404, as for every job read; an unknown format
+or a job this deployment cannot render is a 400 with its problem.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ....contract import Problem, parse_or_raise
+from ....engines.kuberay_manifest import RenderJob, RenderRefused, render_rayjob
+from ...runtime import Runtime
+from ..accounts.credentials import UserView
+from ..errors import Rejected
+from ..quota.budget import wall_hours
+from ..quota.caps import get_quota
+from . import queries as job_queries
+
+__all__ = ["FORMATS", "render"]
+
+FORMATS = ("kuberay",)
+
+
+def render(rt: Runtime, *, user: UserView, ref: str, fmt: str) -> dict[str, Any]:
+    """Return `{job_ref, format, manifest}`: the job `ref` rendered in the format `fmt` (`manifest`: YAML text)."""
+    if fmt not in FORMATS:
+        raise Rejected("Unknown render format", [Problem(
+            "format", "invalid_request", f"cannot render a job as {fmt!r}",
+            f"use one of: {', '.join(FORMATS)}", data={"allowed": list(FORMATS), "got": fmt})])
+    settings = rt.settings
+    with rt.db.read() as db:
+        job = job_queries.find_job(db, user, ref)
+        spec_doc, job_id, owner, profile = json.loads(job.spec_json), job.id, job.username, job.profile
+        quota = get_quota(db, UserView(job.user_id, owner, "", "", False), settings.quota)
+        hours = wall_hours(gpus=job.requested_gpus, profile_hours=settings.profile_max_hours.get(profile, 0.0),
+                           quota=quota)  # the limit the job would run under here
+    facts = RenderJob(job_id=job_id, owner=owner, profile=profile, base_url=settings.base_url,
+                      wall_seconds=hours * 3600 if hours > 0 else None,
+                      nemo_rl_dir=settings.framework_dirs.get("nemo-rl", ""))
+    try:
+        manifest = render_rayjob(parse_or_raise(spec_doc), facts, settings.kuberay)
+    except RenderRefused as exc:
+        raise Rejected("Cannot render the job", [Problem(exc.field, "missing_field", exc.message, exc.hint)]) from exc
+    return {"job_ref": job_id, "format": fmt, "manifest": manifest}

@@ -1,0 +1,482 @@
+"""The Slurm executor: each job is a batch script submitted with `sbatch --parsable`, its state read from Slurm.
+
+A ref is `slurm:<job id>:<run dir>`. The run folder is seen by the nodes at the console's own path (a shared
+filesystem), so the script, the run token, the output (`<run>/logs/output.log`) and the exit record that
+`forge-launch` writes (`<run>/logs/exit.json`) are all found from the ref alone, after a console restart too.
+State comes from `squeue` while Slurm queues or runs the job, then from `scontrol show job` (kept for MinJobAge),
+then from `sacct` when accounting is on; the exit record, when present, decides the exit code. A job Slurm no
+longer knows that left no exit record is lost.
+
+With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the local executor's bubblewrap
+sandbox (`Isolation.for_nodes`): its options are written to `<run>/sandbox.args` (0600, never shown to the job) and
+the job sees its run at /forge/runs/…, in its own network namespace set up on the node by `jobnet_node`
+(`executors.slurm.network`: none or egress), which also relays its ingest; a root console runs it as its account's uid from the uid pool, recorded in
+`<run>/slurm-sandbox.json` so that a restarted console holds it again and releases it once Slurm says it ended.
+Ray-on-Slurm jobs stay unsandboxed: their paths are translated back to the console's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from ...contract import INGEST_ENDPOINT_VARIABLE, INGEST_TOKEN_VARIABLE
+from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
+from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
+from ..identities import DEFAULT_RANGE, UidPool, give_to_job, reclaim_tree
+from ..isolation import Isolation
+from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
+from ..sandbox import GPU_CONTROL_NODES
+from .config import SlurmSettings
+from .script import SANDBOX_ARGS_FILE, SlurmJob, SlurmPool, render_batch
+from .states import (
+    SACCT_FIELDS,
+    SQUEUE_FORMAT,
+    SlurmJobState,
+    exit_status,
+    map_state,
+    parse_sacct,
+    parse_squeue,
+    waiting_text,
+)
+
+__all__ = ["SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
+
+SCRIPT_FILE = "slurm.sh"  # in the run folder, mode 0700: the batch script as submitted
+SANDBOX_RECORD = "slurm-sandbox.json"  # in the run folder: the job's uid and owner, and whether it was released
+NODE_HELPER = "starforge.engines.jobnet_node"  # run on each node around bubblewrap (its network, channel)
+_NO_STATE = Path("/nonexistent/starforge-state")  # the state folder of an executor not told its own (tests)
+_TIMEOUT = 30.0  # seconds a Slurm command may take before the engine counts as unreachable
+_STOP_POLL = 0.2  # seconds between two checks of a stopping job
+_INVALID_ID = "Invalid job id specified"
+# sbatch errors that no amount of waiting cures: the job is refused with Slurm's message
+_NEVER = ("Requested node configuration is not available", "Invalid partition", "Invalid account",
+          "Invalid qos", "Invalid generic resource", "Invalid feature specification", "Requested time limit is invalid",
+          "More processors requested than permitted", "Node count specification invalid",
+          "Job violates accounting/QOS policy", "Invalid job array specification")
+# Slurm states that mean the engine itself ended the job (a limit, a node): they become the job's failure reason
+_ENGINE_ENDED = {"NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED"}
+_BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "SLURM_CONF")
+_KEY_VALUE = re.compile(r"(\w+)=(\S*)")
+
+
+def _parse_ref(ref: str) -> tuple[str, Path]:
+    kind, job_id, run_dir = ref.split(":", 2)
+    if kind != "slurm" or not job_id.isdigit():
+        raise ValueError(f"not a Slurm executor ref: {ref}")
+    return job_id, Path(run_dir)
+
+
+def _interpreter(argv: tuple[str, ...]) -> str:
+    return argv[0] if argv and os.path.basename(argv[0]).startswith("python") else "python3"
+
+
+class SlurmExecutor:
+    """Run jobs on the Slurm cluster whose commands are on PATH (or in `env`, e.g. SLURM_CONF).
+
+    `settings` maps series onto partitions and shapes the scripts; `stop_grace` is the grace period of the stops
+    the executor starts itself; `env` is added to the environment of every Slurm command.
+    """
+
+    name = "slurm"
+
+    def __init__(self, settings: SlurmSettings, *, stop_grace: float = 10.0,
+                 env: Mapping[str, str] | None = None, storage_root: Path | None = None,
+                 uids: UidPool | None = None) -> None:
+        self.settings = settings
+        self.stop_grace = stop_grace
+        self.storage_root = storage_root  # the console's state folder: runs/ lies beneath it
+        self._env = {**{k: os.environ[k] for k in _BASE_ENV if k in os.environ}, **(env or {})}
+        self._sacct: bool | None = None  # None: not tried yet; False: accounting is off on this cluster
+        self.isolation: Isolation | None = None  # the job sandbox on the nodes (None: `sandbox: off`)
+        if settings.sandbox:
+            if uids is None and os.getuid() == 0:
+                uids = UidPool(*DEFAULT_RANGE)
+            self.isolation = Isolation.for_nodes(storage_root or _NO_STATE, uids if os.getuid() == 0 else None,
+                                                 settings.network)
+        self._held: set[Path] = set()  # run folders whose uid this executor holds in the pool
+        self._lock = threading.Lock()
+
+    # Slurm commands ------------------------------------------------------------------------------------------
+    def _run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(list(argv), capture_output=True, text=True, timeout=_TIMEOUT, env=self._env,
+                                  cwd=cwd, stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise ExecutorError(f"Slurm did not answer: `{argv[0]}` took more than {_TIMEOUT:.0f}s") from exc
+        except OSError as exc:
+            raise ExecutorError(f"cannot run `{argv[0]}` (is Slurm installed on the console's machine?): "
+                                f"{exc.strerror}") from exc
+
+    @staticmethod
+    def _message(done: subprocess.CompletedProcess[str]) -> str:
+        text = (done.stderr or done.stdout).strip()
+        return text.splitlines()[-1] if text else f"exit status {done.returncode}"
+
+    def _squeue(self, ids: list[str]) -> dict[str, SlurmJobState]:
+        done = self._run("squeue", "-h", "-o", SQUEUE_FORMAT, f"--jobs={','.join(ids)}")
+        if done.returncode != 0:
+            if _INVALID_ID in done.stderr:  # a single id Slurm no longer knows
+                return {}
+            raise ExecutorError(f"squeue failed: {self._message(done)}")
+        return parse_squeue(done.stdout)
+
+    def _scontrol(self, job_id: str) -> dict[str, str] | None:
+        done = self._run("scontrol", "-o", "show", "job", job_id)
+        if done.returncode != 0:
+            if _INVALID_ID in done.stderr:
+                return None
+            raise ExecutorError(f"scontrol failed: {self._message(done)}")
+        line = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+        return dict(_KEY_VALUE.findall(line)) if line else None
+
+    def _sacct_state(self, job_id: str) -> SlurmJobState | None:
+        if self._sacct is False:
+            return None
+        done = self._run("sacct", "-n", "-P", "-o", SACCT_FIELDS, "-j", job_id)
+        if done.returncode != 0:
+            self._sacct = False  # accounting is optional: without it, scontrol and the exit record tell
+            return None
+        self._sacct = True
+        return parse_sacct(done.stdout).get(job_id)
+
+    # starting ------------------------------------------------------------------------------------------------
+    def capacity(self) -> dict[str, int]:
+        """Return the slots of each configured series: its GRES count (or CPUs) over every node of its partition."""
+        done = self._run("sinfo", "-h", "-N", "-o", "%N|%P|%G|%c")
+        if done.returncode != 0:
+            raise ExecutorError(f"sinfo failed: {self._message(done)}")
+        rows: list[tuple[str, str, int]] = []  # (partition, GRES, CPUs) of each node in each of its partitions
+        default = ""
+        for line in done.stdout.splitlines():
+            fields = line.strip().split("|")
+            if len(fields) != 4:
+                continue
+            _node, partition, gres, cpus = fields
+            if partition.endswith("*"):
+                partition = default = partition[:-1]
+            rows.append((partition, gres, int(cpus) if cpus.isdigit() else 0))
+        out: dict[str, int] = {}
+        for series_name, series in self.settings.series.items():
+            wanted = series.partition or default
+            total = 0
+            for partition, gres, node_cpus in rows:
+                if partition != wanted:
+                    continue
+                total += _gres_count(gres, series.gres) if series.gres else node_cpus
+            if total:
+                out[series_name] = total
+        return out
+
+    def job_paths(self, run_dir: Path) -> JobPaths:
+        """Return where the job sees its run: under /forge in the sandbox, else the console's own paths (the nodes
+        see the run folder where the console keeps it)."""
+        if self.isolation is not None:
+            return self.isolation.job_paths(run_dir)
+        return Isolation.none(self.storage_root).job_paths(run_dir)
+
+    def _job(self, request: LaunchRequest, env: dict[str, str], sandbox: str = "") -> SlurmJob:
+        if request.pools:
+            pools = tuple(SlurmPool(p.series, p.nodes, p.per_node) for p in request.pools)
+        elif request.devices:
+            pools = tuple(SlurmPool(series, 1, count) for series, count in request.devices.items())
+        else:
+            pools = (SlurmPool("cpu", 1, 1),)
+        return SlurmJob(run_id=request.run_id, name=f"sf-{request.run_id}", run_dir=str(request.run_dir),
+                        logs=str(request.run_dir / "logs"), argv=request.argv, env=env, cwd=request.cwd, pools=pools,
+                        time_limit_seconds=request.limits.wall_seconds, image=request.image,
+                        uses_ray=self.settings.uses_ray(request.framework), python=_interpreter(request.argv),
+                        sandbox=sandbox)
+
+    def _sandbox(self, request: LaunchRequest, uid: int | None) -> list[str]:
+        """Prepare the run's folders for `uid`, write bubblewrap's options to the run folder; return the inside argv."""
+        assert self.isolation is not None
+        run_dir = request.run_dir
+        tmp = run_dir / "tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        if uid is not None:
+            give_to_job(run_dir, (m.source for m in request.caches), uid)
+        paths = self.isolation.job_paths(run_dir)
+        inputs = tuple((_resolved_within(m), m.target) for m in request.mounts)
+        caches = tuple((m.source, m.target) for m in request.caches)
+        view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches)
+        view = replace(view, extra=_gpu_binds(self._gpus_per_node(request)))
+        options, inside = self.isolation.arguments(view, list(request.argv), uid=uid)
+        write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
+        return inside
+
+    def _gpus_per_node(self, request: LaunchRequest) -> int:
+        sizes = [max(p.per_node, self.settings.series_for(p.series).gpus_per_node) for p in request.pools
+                 if self.settings.series_for(p.series).gres]
+        sizes += [count for series, count in request.devices.items()
+                  if not request.pools and self.settings.series_for(series).gres]
+        return max(sizes, default=0)
+
+    def submit(self, request: LaunchRequest) -> str:
+        """Write the batch script (and the run token, 0600) into the run folder and submit it with sbatch.
+
+        Sandboxed, bubblewrap's options go to `<run>/sandbox.args` and the job's folders to its uid (root console).
+        """
+        run_dir = request.run_dir
+        for name in ("work", "out", "logs"):
+            (run_dir / name).mkdir(parents=True, exist_ok=True)
+        (run_dir / "logs" / EXIT_FILE).unlink(missing_ok=True)
+        (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
+        iso = self.isolation
+        sandboxed = iso is not None and not self.settings.uses_ray(request.framework)
+        if iso is not None and not sandboxed and os.getuid() == 0:
+            raise JobRefused(f"{request.framework} recipes start a Ray world, which cannot run in the job sandbox on "
+                             "Slurm nodes, and this console submits as root: the job would run as root. Run the console "
+                             "as an unprivileged service account, or set executors.slurm.sandbox: off to accept it")
+        if iso is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
+            request = _console_side(request, iso.job_paths(run_dir), self.storage_root)
+        exit_file = f"{self.job_paths(run_dir).logs if sandboxed else run_dir / 'logs'}/{EXIT_FILE}"
+        env = {**request.env, EXIT_FILE_VARIABLE: exit_file}
+        token = env.get(INGEST_TOKEN_VARIABLE)
+        if token is not None:
+            env[INGEST_TOKEN_VARIABLE] = ""  # the script reads it from TOKEN_FILE; never written into the script
+        console = env.get(INGEST_ENDPOINT_VARIABLE, "")
+        if sandboxed and console:
+            env[INGEST_ENDPOINT_VARIABLE] = channel_endpoint()  # its own network: the console only by its channel
+        uid = iso.uids.take(request.owner) if sandboxed and iso is not None and iso.uids is not None else None
+        try:
+            if sandboxed and iso is not None:
+                inside = self._sandbox(request, uid)
+                helper = (sys.executable, "-I", "-m", NODE_HELPER, "--network", self.settings.network,
+                          "--console", console)
+                job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside), network_helper=helper)
+            else:
+                job = self._job(request, env)
+            script = render_batch(job, self.settings)
+            if token is not None:
+                write_private(run_dir / TOKEN_FILE, token, 0o600)
+            write_private(run_dir / SCRIPT_FILE, script, 0o700)
+            if uid is not None:
+                _write_record(run_dir, {"uid": uid, "owner": request.owner, "released": False})
+            done = self._run("sbatch", "--parsable", str(run_dir / SCRIPT_FILE), cwd=run_dir)
+            if done.returncode != 0:
+                message = self._message(done)
+                if any(text in message for text in _NEVER):
+                    raise JobRefused(f"Slurm refuses the job: {message}")
+                raise ExecutorError(f"sbatch failed: {message}")
+            job_id = done.stdout.strip().split(";", 1)[0]
+            if not job_id.isdigit():
+                raise ExecutorError(f"sbatch answered {done.stdout.strip()!r}, not a job id")
+        except (OSError, RuntimeError) as exc:
+            if uid is not None and iso is not None and iso.uids is not None:
+                iso.uids.release(uid)
+                (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
+                for name in ("work", "out", "logs"):
+                    reclaim_tree(run_dir / name)
+            if isinstance(exc, ExecutorError):
+                raise
+            raise ExecutorError(f"cannot submit the job: {exc}") from exc
+        if uid is not None:
+            with self._lock:
+                self._held.add(run_dir)
+        return f"slurm:{job_id}:{run_dir}"
+
+    def _settle(self, run_dir: Path, state: ExecState) -> None:
+        """Hold the uid of a sandboxed job that runs (after a restart too); release it once the job has ended."""
+        if self.isolation is None or self.isolation.uids is None:
+            return
+        try:
+            record = json.loads((run_dir / SANDBOX_RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        uid = record.get("uid") if isinstance(record, dict) else None
+        if not isinstance(uid, int) or record.get("released"):
+            return
+        pool = self.isolation.uids
+        with self._lock:
+            held = run_dir in self._held
+            if not state.finished:
+                if not held:
+                    pool.hold(uid, str(record.get("owner") or ""))
+                    self._held.add(run_dir)
+                return
+            self._held.discard(run_dir)
+        for name in ("work", "out", "logs"):
+            reclaim_tree(run_dir / name)
+        shutil.rmtree(run_dir / "tmp", ignore_errors=True)
+        _write_record(run_dir, {**record, "released": True})
+        if held:
+            pool.release(uid)
+
+    # watching ------------------------------------------------------------------------------------------------
+    def _states(self, refs: list[str]) -> dict[str, ExecState]:
+        parsed = {ref: _parse_ref(ref) for ref in refs}
+        queued = self._squeue(sorted({job_id for job_id, _ in parsed.values()})) if parsed else {}
+        states = {ref: self._state(job_id, run_dir, queued.get(job_id)) for ref, (job_id, run_dir) in parsed.items()}
+        for ref, (_job_id, run_dir) in parsed.items():
+            self._settle(run_dir, states[ref])
+        return states
+
+    def _state(self, job_id: str, run_dir: Path, queued: SlurmJobState | None) -> ExecState:
+        if queued is not None and queued.status == "pending":
+            return ExecState("pending", detail=waiting_text(queued.reason))
+        if queued is not None and queued.status == "running":
+            return ExecState("running", detail=queued.reason)
+        record, problems = read_exit_record(run_dir / "logs" / EXIT_FILE)
+        slurm_state, code, sig, engine_reason, detail = "", None, None, "", ""
+        shown = self._scontrol(job_id)
+        if shown is not None:
+            slurm_state = shown.get("JobState", "")
+            mapped = map_state(slurm_state, shown.get("Reason", ""))
+            if mapped.status == "pending":
+                return ExecState("pending", detail=waiting_text(mapped.reason))
+            if mapped.status == "running":
+                return ExecState("running", detail=mapped.reason)
+            code, sig = exit_status(shown.get("ExitCode", ""))
+            detail = mapped.reason
+            engine_reason = mapped.reason if slurm_state.upper() in _ENGINE_ENDED else ""
+        else:
+            accounted = self._sacct_state(job_id)
+            if accounted is not None:
+                if accounted.status in ("pending", "running"):
+                    return ExecState(accounted.status, detail=accounted.reason)
+                code, sig, detail = accounted.exit_code, accounted.signal, accounted.reason
+                slurm_state = accounted.status
+                engine_reason = accounted.reason if accounted.status == "failed" and \
+                    not accounted.reason.startswith("the job failed on the cluster") else ""
+        if record is not None:
+            return ExecState("exited", exit_code=record.exit_code, signal=record.signal, detail=detail,
+                             reason=engine_reason)
+        if not slurm_state:
+            if any(problem.code == "not_an_object" for problem in problems):
+                return ExecState("lost", detail="the job's exit record is malformed")
+            return ExecState("lost", detail=f"Slurm no longer knows job {job_id} and it left no exit record")
+        if sig:
+            return ExecState("exited", exit_code=128 + sig, signal=sig, detail=detail, reason=engine_reason)
+        if code == 0 and map_state(slurm_state, "").status == "stopped":
+            # cancelled before it could say anything: not a success
+            return ExecState("exited", exit_code=None, signal=15, detail=detail, reason=engine_reason)
+        return ExecState("exited", exit_code=code, detail=detail, reason=engine_reason)
+
+    def poll(self, ref: str) -> ExecState:
+        """Return pending (with Slurm's reason), running, exited (exit code or signal, and Slurm's reason) or lost."""
+        return self._states([ref])[ref]
+
+    def poll_many(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of every ref from one squeue (scontrol only for jobs that left the queue)."""
+        return self._states(refs)
+
+    def logs(self, ref: str, offset: int) -> tuple[bytes, int]:
+        """Return the output written since `offset`."""
+        _job_id, run_dir = _parse_ref(ref)
+        return read_log(run_dir, offset)
+
+    # stopping ------------------------------------------------------------------------------------------------
+    def _queued(self, job_id: str) -> SlurmJobState | None:
+        return self._squeue([job_id]).get(job_id)
+
+    def _scancel(self, *args: str) -> None:
+        with contextlib.suppress(ExecutorError):
+            self._run("scancel", *args)
+
+    def stop(self, ref: str, grace: float) -> None:
+        """SIGTERM to every process of the job (batch script and steps); SIGKILL if it still runs after `grace` s.
+
+        A job that still waits in the queue is simply cancelled.
+        """
+        job_id, _run_dir = _parse_ref(ref)
+        queued = self._queued(job_id)
+        if queued is None:
+            return
+        if queued.status == "pending":
+            self._scancel(job_id)
+            return
+        self._scancel("--signal=TERM", "--full", job_id)
+
+        def escalate() -> None:
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                with contextlib.suppress(ExecutorError):
+                    if self._queued(job_id) is None:
+                        return
+                time.sleep(_STOP_POLL)
+            self._scancel("--signal=KILL", "--full", job_id)  # Slurm cancels the job with it (exit signal 9)
+
+        threading.Thread(target=escalate, name=f"stop-slurm-{job_id}", daemon=True).start()
+
+    def reconcile(self, refs: list[str]) -> dict[str, ExecState]:
+        """Return the state of each ref after a restart (one squeue for all; Slurm keeps running what runs)."""
+        return self.poll_many(refs)
+
+
+def _gres_count(text: str, wanted: str) -> int:
+    """Return how many units of GRES `wanted` (`gpu`, or typed `gpu:h200`) sinfo's `%G` text declares."""
+    name, _, kind = wanted.partition(":")
+    total = 0
+    for item in re.split(r",(?![^(]*\))", text):
+        parts = item.split("(", 1)[0].split(":")
+        if parts[0] != name or len(parts) < 2:
+            continue
+        count = parts[-1]
+        item_kind = parts[1] if len(parts) == 3 else ""
+        if kind and item_kind != kind:
+            continue
+        if count.isdigit():
+            total += int(count)
+    return total
+
+
+def _resolved_within(mount: Mount) -> Path:
+    """Return the input's source with links resolved, refused unless it lies inside `mount.within`.
+
+    Nodes cannot receive an opened descriptor: what the path names may still change between this check and the
+    job's start (a job of the producing run, still running, could swap a folder for a link); see docs/engines.md.
+    """
+    real = Path(os.path.realpath(mount.source))
+    if not real.exists():
+        raise JobRefused(f"the input {mount.target} cannot be found")
+    if mount.within is not None:
+        root = Path(os.path.realpath(mount.within))
+        if real != root and not real.is_relative_to(root):
+            raise JobRefused(f"the input {mount.target} no longer lies inside the run folder it was registered in")
+    return real
+
+
+def _gpu_binds(per_node: int) -> tuple[str, ...]:
+    """Return bubblewrap options showing a node's NVIDIA nodes when present (Slurm's cgroup decides which open)."""
+    if not per_node:
+        return ()
+    nodes = (*GPU_CONTROL_NODES, *(f"/dev/nvidia{i}" for i in range(max(per_node, 8))))
+    return tuple(word for node in nodes for word in ("--dev-bind-try", node, node))
+
+
+def _console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | None) -> LaunchRequest:
+    """Return `request` with the sandbox paths it names (/forge/…) replaced by the console's own (an unsandboxed job)."""
+    pairs = [(paths.run_dir, str(request.run_dir)),
+             *((m.target, str(m.source)) for m in (*request.mounts, *request.caches))]
+    if storage_root is not None:
+        pairs.append((paths.storage_root, str(storage_root)))
+    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+    pattern = re.compile("|".join(f"{re.escape(job)}(?=/|$|[^A-Za-z0-9_.-])" for job, _ in pairs))
+    console = dict(pairs)
+
+    def host(text: str) -> str:
+        return pattern.sub(lambda match: console[match.group(0)], text)
+
+    return replace(request, argv=tuple(host(a) for a in request.argv), cwd=host(request.cwd),
+                   env={k: host(v) for k, v in request.env.items()},
+                   mounts=tuple(Mount(m.source, str(m.source), m.within) for m in request.mounts),
+                   caches=tuple(Mount(m.source, str(m.source)) for m in request.caches))
+
+
+def _write_record(run_dir: Path, record: dict[str, object]) -> None:
+    tmp = run_dir / (SANDBOX_RECORD + ".tmp")
+    tmp.write_text(json.dumps(record), encoding="utf-8")
+    os.replace(tmp, run_dir / SANDBOX_RECORD)
+
