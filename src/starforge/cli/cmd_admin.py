@@ -122,15 +122,11 @@ def quota_show(name: UserArg, as_json: JsonOpt = False) -> None:
 
 
 @quota_app.command("set")
-def quota_set(
-    name: UserArg,
-    gpus: q.Gpus = None, jobs: q.Jobs = None, daily_gpu_hours: q.DailyGpuHours = None, priority: q.Priority = None,
-    max_job_hours: q.MaxJobHours = None, profile: q.Profiles = None, as_json: JsonOpt = False,
-) -> None:
+@q.quota_options
+def quota_set(name: UserArg, quota: dict[str, Any], as_json: JsonOpt = False) -> None:
     """Set an account's quota; the values not given keep theirs."""
     out = Output(as_json=as_json)
-    values = q.quota_values(gpus=gpus, jobs=jobs, daily_gpu_hours=daily_gpu_hours, priority=priority,
-                          max_job_hours=max_job_hours, profiles=profile)
+    values = quota
     if not values:
         out.abort("nothing to set", hint=f"e.g. `sf admin quota set {name} --gpus 8 --jobs 2`", code=EXIT_USAGE)
     with _session(out) as console:

@@ -8,16 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from starforge.cli._output import EXIT_REFUSED, EXIT_USAGE, Output, human_size
-from starforge.cli._quota_options import (
-    DailyGpuHours,
-    Gpus,
-    Jobs,
-    MaxJobHours,
-    Priority,
-    Profiles,
-    quota_text,
-    quota_values,
-)
+from starforge.cli._quota_options import quota_options, quota_text
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Run and administer a StarForge console.")
@@ -217,10 +208,9 @@ _data_commands("dataset", dataset_app)
 
 
 @quota_app.command("set")
+@quota_options
 def quota_set(
-    user: Annotated[str, typer.Argument(help="account name")],
-    gpus: Gpus = None, jobs: Jobs = None, daily_gpu_hours: DailyGpuHours = None, priority: Priority = None,
-    max_job_hours: MaxJobHours = None, profile: Profiles = None,
+    user: Annotated[str, typer.Argument(help="account name")], quota: dict[str, Any],
     state_dir: StateDir = None, database_url: DatabaseUrl = None, config: ConfigFile = None, as_json: AsJson = False,
 ) -> None:
     """Set an account's quota."""
@@ -228,9 +218,7 @@ def quota_set(
 
     out = Output(as_json=as_json)
     settings, db = _db(state_dir, database_url, config)
-    values = quota_values(gpus=gpus, jobs=jobs, daily_gpu_hours=daily_gpu_hours, priority=priority,
-                          max_job_hours=max_job_hours, profiles=profile)
-    result = _run(out, lambda: set_quota(db, settings, user, values))
+    result = _run(out, lambda: set_quota(db, settings, user, quota))
     out.emit(result, quota_text)
 
 

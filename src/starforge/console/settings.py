@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from starforge.contract import ProfileEntry
+from starforge.wire.quota_fields import QuotaCaps
 
 from ..engines.isolation import IsolationConfig
 from ..engines.jobnet import network_mode
@@ -28,17 +29,9 @@ class SettingsError(ValueError):
     """Raised when the configuration file or flags are invalid (the console refuses to start)."""
 
 
-@dataclass(frozen=True)
-class QuotaDefaults:
-    """The quota a new account gets until an administrator sets its own."""
-
-    max_concurrent_gpus: int = 16
-    max_concurrent_jobs: int = 8
-    daily_gpu_hours: float = 0.0
-    max_storage_gb: float = 0.0
-    allowed_profiles: tuple[str, ...] = ()
-    priority: int = 0
-    max_job_hours: float = 0.0
+class QuotaDefaults(QuotaCaps):
+    """The quota a new account gets until an administrator sets its own: the quota table's defaults, changed under
+    `quota:` (`starforge.wire.quota_fields`)."""
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from string import Formatter
 from typing import TYPE_CHECKING, Any
 
 from starforge import DISTRIBUTION, __version__
 from starforge.contract import CODES, KIND_TRAINING, Problem
 from starforge.recipes import Param, format_override
+from starforge.wire.quota_fields import QUOTA_FIELDS
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -310,19 +312,17 @@ def _series(problem: Problem, ctx: ExplainContext) -> Fix:
             (Patch(problem.field, "set", pick),))
 
 
+# The quota caps whose refusals carry their own advice (the quota table's `fix`), by problem code
+_CAP_FIXES = {code: cap for cap in QUOTA_FIELDS if cap.fix for code in cap.codes}
+
+
 def _quota(problem: Problem, ctx: ExplainContext) -> Fix:
-    limit = _fact(problem, "limit")
-    if problem.code == "quota_exhausted":
-        used = _fact(problem, "used")
-        spent = f" ({used} of {limit} GPU hours today)" if used and limit else ""
-        fix = (f"your daily GPU-hour budget is used up{spent}: wait for it to reset (UTC midnight), or ask an "
-               "administrator to raise it")
-    else:
-        requested = _fact(problem, "requested")
-        ask = f" (this job asks for {requested} GPUs; your cap is {limit} at once)" if requested and limit else ""
-        fix = (f"ask for fewer GPUs{ask}: nodes x gpus_per_node, summed over pools, or have an administrator raise "
-               "your cap; get_quota shows your caps and current use")
-    return _with_hint(fix, problem), ("sf status",), ()
+    """A quota cap's refusal: the table's advice, with the facts of the problem's data when it gave them all."""
+    cap = _CAP_FIXES[problem.code]
+    names = [name for _, name, _, _ in Formatter().parse(cap.facts) if name]
+    facts = {name: _fact(problem, name) for name in names}
+    shown = cap.facts.format(**facts) if all(facts.values()) else ""
+    return _with_hint(cap.fix.format(facts=shown), problem), ("sf status",), ()
 
 
 def _describe(param: Param) -> str:
@@ -491,8 +491,6 @@ FIXES: dict[str, Callable[[Problem, ExplainContext], Fix]] = {
     "profile_not_allowed": _profile,
     "invalid_profile": _profile,
     "series_unknown": _series,
-    "quota_exceeded": _quota,
-    "quota_exhausted": _quota,
     "hyperparameter_range": _hyperparameter,
     "hyperparameter_choice": _hyperparameter,
     "hyperparameter_type": _hyperparameter,
@@ -508,6 +506,7 @@ FIXES: dict[str, Callable[[Problem, ExplainContext], Fix]] = {
     "lock_drifted": _lock,
     "git_dirty": _git_dirty,
     "experiment_unknown": _experiment_unknown,
+    **dict.fromkeys(_CAP_FIXES, _quota),
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from ...wire.quota_fields import INTEGER, NAMES, NUMBER, SETTABLE
 from ..runtime import Runtime
 from ..services import maintenance
 from ..services.accounts import admin, roles
@@ -24,9 +25,14 @@ from .sessions import WebCaller, check_csrf
 __all__ = ["FormAnswer", "FormView", "admin_page", "create_account", "create_token", "revoke_token", "set_maintenance",
            "set_quota"]
 
-# the fields of `sf admin quota set` (`cli/_quota_options.py`), as the `/api/admin/quotas` body names them
-QUOTA_FIELDS = ("max_concurrent_gpus", "max_concurrent_jobs", "daily_gpu_hours", "priority", "max_job_hours",
-                "allowed_profiles")
+# the caps of the quota table `sf admin quota set` sets (`cli/_quota_options.py`), as the `/api/admin/quotas` body
+# names them, in the order both show them; each an input of the quota form
+QUOTA_FIELDS = tuple(cap.name for cap in SETTABLE)
+_INPUT_ATTRS = {INTEGER: 'inputmode="numeric"', NUMBER: 'inputmode="decimal"',
+                NAMES: 'autocomplete="off" spellcheck="false"'}
+QUOTA_INPUTS = tuple({"id": cap.form_id, "name": cap.name, "label": cap.label, "hint": cap.hint,
+                      "attrs": _INPUT_ATTRS[cap.type]} for cap in SETTABLE)
+_LISTS = frozenset(cap.name for cap in SETTABLE if cap.type == NAMES)  # a comma list on the form
 _FIELDS = {"account": ("username", "role", "email"), "token": ("name", "expires_in"), "quota": QUOTA_FIELDS}
 _DONE = {"quota": "Quota saved.", "revoked": "API token revoked: it is refused from its next request on.",
          "drained": "Maintenance mode is on: new work is refused, running jobs run on, queued jobs wait.",
@@ -79,7 +85,7 @@ def _refused(name: str, values: dict[str, str], refused: Rejected | NotFound | C
 def _account(rt: Runtime, username: str, quota_form: FormView | None) -> dict[str, Any]:
     quota = admin.get_quota(rt, username=username)
     tokens = admin.list_tokens(rt, username=username)["tokens"]
-    current = {key: ", ".join(quota[key]) if key == "allowed_profiles" else str(quota[key]) for key in QUOTA_FIELDS}
+    current = {key: ", ".join(quota[key]) if key in _LISTS else str(quota[key]) for key in QUOTA_FIELDS}
     shown = quota_form or FormView(current)
     return {"username": username, "quota": quota, "tokens": tokens, "quota_form": shown}
 
@@ -101,7 +107,7 @@ def admin_page(rt: Runtime, caller: WebCaller, *, account: str = "", done: str =
             unknown = missing.detail
     return render("admin.html", **frame(caller, "admin"), users=users, quotas=quotas, roles=roles.ROLES,
                   role_options=[(role, role) for role in roles.ROLES],
-                  maintenance=maintenance.status(rt),
+                  maintenance=maintenance.status(rt), quota_inputs=QUOTA_INPUTS,
                   account=account[:64], managed=managed, unknown=unknown, done=_DONE.get(done, ""),
                   account_form=forms.get("account") or FormView({"role": "operator"}),
                   token_form=forms.get("token") or FormView(), lifetimes=LIFETIMES)
@@ -172,7 +178,7 @@ def set_quota(rt: Runtime, caller: WebCaller, *, username: str, values: dict[str
     body: dict[str, Any] = {"username": username}
     for key in QUOTA_FIELDS:
         text = values.get(key, "").strip()
-        if key == "allowed_profiles":
+        if key in _LISTS:
             body[key] = [name.strip() for name in text.split(",") if name.strip()]
         elif text:
             body[key] = _number(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....wire.quota_fields import QUOTA_FIELDS
 from ...services.accounts.roles import ROLES
 
 __all__ = [
@@ -52,9 +53,7 @@ ADMISSION_CHECK = _json({"spec": {"type": "object"}, "profile": _TEXT, "allow_pe
 NEW_USER = _json({"username": _TEXT, "role": {"enum": list(ROLES)}, "email": _TEXT},
                  ("username",))
 NEW_TOKEN = _json({"username": _TEXT, "name": _TEXT, "expires_in": _NUMBER}, ("username",))
-QUOTA = _json({"username": _TEXT, "max_concurrent_gpus": {"type": "integer"}, "max_concurrent_jobs": {"type": "integer"},
-               "daily_gpu_hours": _NUMBER, "max_storage_gb": _NUMBER, "priority": {"type": "integer"},
-               "allowed_profiles": {"type": "array", "items": _TEXT}}, ("username",))
+QUOTA = _json({"username": _TEXT, **{cap.name: cap.json_schema() for cap in QUOTA_FIELDS}}, ("username",))
 REGISTER_DATA = _json({"kind": {"enum": ["corpus", "dataset", "volume", "environment", "model"]}, "ref": _TEXT,
                        "path": _TEXT,
                        "visibility": {"enum": ["private", "public"]}, "grants": {"type": "array", "items": _TEXT}},

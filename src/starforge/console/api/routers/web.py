@@ -266,15 +266,16 @@ def admin_revoke_token(token_id: str, csrf: str = Form(""), caller: web.WebCalle
     return _answer(admin_pages.revoke_token(rt, caller, token_id=token_id, csrf=csrf))
 
 
+async def _quota_form(request: Request) -> dict[str, str]:
+    """The quota form's fields (`admin_pages.QUOTA_FIELDS`, from the quota table), each "" when not sent."""
+    form = await request.form()
+    return {key: value if isinstance(value := form.get(key, ""), str) else "" for key in admin_pages.QUOTA_FIELDS}
+
+
 @router.post("/ui/admin/quotas")
-def admin_set_quota(username: str = Form(""), max_concurrent_gpus: str = Form(""), max_concurrent_jobs: str = Form(""),
-                    daily_gpu_hours: str = Form(""), priority: str = Form(""), max_job_hours: str = Form(""),
-                    allowed_profiles: str = Form(""), csrf: str = Form(""), caller: web.WebCaller = Caller,
-                    rt: Runtime = Depends(runtime)) -> Response:
+def admin_set_quota(username: str = Form(""), values: dict[str, str] = Depends(_quota_form), csrf: str = Form(""),
+                    caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
     """Set an account's quota (administrators only; CSRF checked)."""
-    values = {"max_concurrent_gpus": max_concurrent_gpus, "max_concurrent_jobs": max_concurrent_jobs,
-              "daily_gpu_hours": daily_gpu_hours, "priority": priority, "max_job_hours": max_job_hours,
-              "allowed_profiles": allowed_profiles}
     return _answer(admin_pages.set_quota(rt, caller, username=username, values=values, csrf=csrf))
 
 

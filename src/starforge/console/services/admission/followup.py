@@ -40,6 +40,7 @@ from ....contract import JobSpec, Problem
 from ...settings import Settings
 from ..accounts.credentials import UserView
 from ..quota.caps import get_quota
+from ..quota.policy import FOLLOWUP_EXEMPT_CODES
 from .checks import (
     check_bundle,
     check_cluster_paths,
@@ -70,9 +71,9 @@ EXEMPT = {
     check_placeable: "the parent's submitter chose whether its jobs may wait for capacity; a child no capacity serves "
                      "waits as `pending` with the reason rather than failing the run it finishes",
 }
-# Problems of a re-checked rule that do not apply to a child: the daily budget limits new submissions, and the
-# pipeline was admitted with its parent.
-EXEMPT_CODES = frozenset({"quota_exhausted"})
+# Problems of a re-checked rule that do not apply to a child: the quota policy's caps that exempt follow-ups (the
+# daily budget limits new submissions, and the pipeline was admitted with its parent).
+EXEMPT_CODES = FOLLOWUP_EXEMPT_CODES
 
 
 def admit_followup(

@@ -43,9 +43,10 @@ from ..accounts.credentials import UserView
 from ..admission import Decision
 from ..audit import decision_row
 from ..outcome import Outcome
-from ..quota.budget import Ledger, job_hours, ledgers, over_budget
+from ..quota.budget import ledgers
 from ..quota.capacity import Fit, Snapshot, assume, block, decide, demand_of, take_snapshot
 from ..quota.caps import QuotaView, quotas_for
+from ..quota.policy import Ledger, budget_refusal, queue_priority, reserved_hours
 from ..sweeps.rows import claim_sweeps, sweep_id_of
 from .rows import build_job, status_event
 
@@ -225,8 +226,8 @@ def _charge(books: dict[int, Ledger], quota: QuotaView, item: Admitted,
     if ledger is None:
         return None
     gpus = item.spec.total_gpus
-    hours = job_hours(gpus=gpus, profile=item.profile, quota=quota, profile_max_hours=profile_max_hours)
-    refused = over_budget(ledger, hours, gpus=gpus)
+    hours = reserved_hours(gpus=gpus, profile=item.profile, quota=quota, profile_max_hours=profile_max_hours)
+    refused = budget_refusal(ledger, hours=hours, gpus=gpus)
     if refused is None:
         books[item.user.id] = ledger.charged(hours)
     return refused
@@ -258,7 +259,7 @@ def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted, s
     the parallel limit of its sweep) and return its answer."""
     warnings = [str(w) for w in item.decision.warnings]
     job = build_job(user_id=item.user.id, username=item.user.username, spec=item.spec, exp=item.exp,
-                    profile=item.profile, priority=quota.priority, meta=item.meta, resolved=_resolved(item.decision),
+                    profile=item.profile, priority=queue_priority(quota), meta=item.meta, resolved=_resolved(item.decision),
                     package_sha=item.package_sha, warnings=warnings, sweep_id=sweep_id_of(item.meta))
     demand = demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs, sweep_max)
     fit, reason = decide(snap, demand)

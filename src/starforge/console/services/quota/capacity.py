@@ -4,7 +4,8 @@ Order of the checks in `decide` (the first that fails names the reason the job w
 1. every series the job needs has capacity in this deployment, enough for the whole job (`unplaceable`; else
    `pending`: it cannot start here until an operator adds some);
 2. a sweep with a parallel limit (`sf sweep --max-parallel K`) has fewer than K of its jobs placed;
-3. the account's concurrent GPUs, then concurrent jobs, stay within its quota;
+3. the account's concurrent GPUs, then concurrent jobs, stay within its quota (`policy.gpus_wait`,
+   `policy.jobs_wait`);
 4. no job of the same or higher priority is already waiting for capacity on one of the job's series (FIFO);
 5. every series has enough free slots for all of the job's pools at once (all pools or none).
 
@@ -25,8 +26,10 @@ from sqlalchemy.orm import Session
 
 from ...store.models import Job
 from .caps import ACTIVE
+from .policy import Wait, gpus_wait, jobs_wait
 
-__all__ = ["Demand", "Fit", "Snapshot", "assume", "block", "decide", "demand_of", "take_snapshot", "unplaceable"]
+__all__ = ["QUOTA_FITS", "Demand", "Fit", "Snapshot", "assume", "block", "decide", "demand_of", "held_by",
+           "take_snapshot", "unplaceable"]
 
 
 class Fit(enum.Enum):
@@ -36,7 +39,7 @@ class Fit(enum.Enum):
     NO_CAPACITY = "no_capacity"
     QUOTA_GPUS = "quota_gpus"
     QUOTA_JOBS = "quota_jobs"
-    QUOTA_HOURS = "quota_hours"  # the daily GPU-hour budget (decided by `budget.over_budget`, not by `decide`)
+    QUOTA_HOURS = "quota_hours"  # the daily GPU-hour budget (decided by `policy.budget_wait`, not by `decide`)
     SWEEP_LIMIT = "sweep_limit"
     BEHIND_QUEUE = "behind_queue"
     CAPACITY_BUSY = "capacity_busy"
@@ -57,6 +60,14 @@ _WAITING_FOR = {Fit.FITS: "", Fit.NO_CAPACITY: "series", Fit.QUOTA_GPUS: "quota"
                 Fit.SWEEP_LIMIT: "sweep",
                 Fit.BEHIND_QUEUE: "capacity", Fit.CAPACITY_BUSY: "capacity"}
 _STATUS = {fit: "submitted" if fit is Fit.FITS else "pending" if fit is Fit.NO_CAPACITY else "queued" for fit in Fit}
+# The verdict of each cap that holds a job in the queue (`policy.Wait.cap`)
+QUOTA_FITS = {"max_concurrent_gpus": Fit.QUOTA_GPUS, "max_concurrent_jobs": Fit.QUOTA_JOBS,
+              "daily_gpu_hours": Fit.QUOTA_HOURS}
+
+
+def held_by(wait: Wait) -> tuple[Fit, str]:
+    """Return the verdict and reason of a job the quota policy holds in the queue (`policy.*_wait`)."""
+    return QUOTA_FITS[wait.cap], wait.reason
 
 
 @dataclass(frozen=True)
@@ -144,15 +155,10 @@ def decide(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
             f"sweep {demand.sweep_id} runs at most {demand.sweep_max} at a time; it starts when one of its "
             f"{placed} active runs ends"
         )
-    in_use = snap.user_gpus.get(demand.user_id, 0)
-    if demand.max_gpus and in_use + demand.gpus > demand.max_gpus:
-        return Fit.QUOTA_GPUS, (
-            f"quota: your active jobs use {in_use} of {demand.max_gpus} GPUs and this job needs {demand.gpus}; "
-            "it starts when they finish"
-        )
-    jobs = snap.user_jobs.get(demand.user_id, 0)
-    if demand.max_jobs and jobs + 1 > demand.max_jobs:
-        return Fit.QUOTA_JOBS, f"quota: {jobs} of {demand.max_jobs} concurrent jobs are active; it starts when one ends"
+    held = (gpus_wait(gpus=demand.gpus, active_gpus=snap.user_gpus.get(demand.user_id, 0), cap=demand.max_gpus)
+            or jobs_wait(active_jobs=snap.user_jobs.get(demand.user_id, 0), cap=demand.max_jobs))
+    if held is not None:
+        return held_by(held)
     for series in demand.series_gpus:
         if snap.waiting.get(series, -(2**31)) >= demand.priority:
             return Fit.BEHIND_QUEUE, f"waiting behind earlier jobs for {series} capacity"

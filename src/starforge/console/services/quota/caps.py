@@ -8,13 +8,23 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem
+from ....wire.quota_fields import (
+    INTEGER,
+    MAX_AMOUNT,
+    MAX_COUNT,
+    MAX_PRIORITY,
+    NAMES,
+    QUOTA_FIELDS,
+    QuotaCaps,
+    QuotaField,
+)
 from ...settings import QuotaDefaults
 from ...store.models import Job, Quota
 from ..accounts.credentials import UserView
@@ -24,29 +34,10 @@ from ..jobs.rows import ACTIVE  # statuses that hold quota and capacity
 __all__ = ["ACTIVE", "MAX_AMOUNT", "MAX_COUNT", "MAX_PRIORITY", "QuotaView", "Usage", "day_start", "get_quota",
            "hours_run", "quotas_for", "set_quota", "usage"]
 
-MAX_COUNT = 1_000_000  # concurrent GPUs or jobs: beyond any cluster, well inside the integer column
-MAX_AMOUNT = 1e9  # GPU hours per day, or GB of storage
-MAX_PRIORITY = 1_000_000  # scheduling priority, either sign
-_MAX_PROFILE = 64  # a profile name (jobs.profile column)
 
-
-@dataclass(frozen=True)
-class QuotaView:
-    """An account's caps; 0 means unlimited, an empty `allowed_profiles` allows every profile."""
-
-    max_concurrent_gpus: int
-    max_concurrent_jobs: int
-    daily_gpu_hours: float
-    max_storage_gb: float
-    allowed_profiles: tuple[str, ...] = ()
-    priority: int = 0
-    max_job_hours: float = 0.0  # wall-time limit of each job (0 = the profile's own, if any)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the wire form (`/api/usage/mine` → `quota`, admin quota body)."""
-        out = asdict(self)
-        out["allowed_profiles"] = list(self.allowed_profiles)
-        return out
+class QuotaView(QuotaCaps):
+    """An account's caps (the quota table's fields); 0 means unlimited, an empty `allowed_profiles` allows every
+    profile."""
 
 
 @dataclass(frozen=True)
@@ -61,15 +52,7 @@ class Usage:
 
 
 def _default_view(defaults: QuotaDefaults) -> QuotaView:
-    return QuotaView(
-        defaults.max_concurrent_gpus,
-        defaults.max_concurrent_jobs,
-        defaults.daily_gpu_hours,
-        defaults.max_storage_gb,
-        tuple(defaults.allowed_profiles),
-        defaults.priority,
-        defaults.max_job_hours,
-    )
+    return QuotaView(**{cap.name: _value(cap, getattr(defaults, cap.name)) for cap in QUOTA_FIELDS})
 
 
 def get_quota(db: Session, user: UserView, defaults: QuotaDefaults) -> QuotaView:
@@ -89,16 +72,17 @@ def quotas_for(db: Session, user_ids: set[int], defaults: QuotaDefaults) -> dict
 _QUOTAS_OF = select(Quota.__table__).where(Quota.__table__.c.user_id.in_(bindparam("ids", expanding=True)))
 
 
+def _value(cap: QuotaField, value: Any) -> Any:
+    """Return a cap's value as `QuotaView` holds it: names as a tuple, a missing number as 0."""
+    if cap.type == NAMES:
+        return tuple(value or ())
+    return cap.zero() if value is None else value
+
+
 def _row_view(row: Any) -> QuotaView:
-    return QuotaView(
-        row.max_concurrent_gpus,
-        row.max_concurrent_jobs,
-        row.daily_gpu_hours,
-        row.max_storage_gb,
-        tuple(json.loads(row.allowed_profiles or "[]")),
-        row.priority,
-        row.max_job_hours or 0.0,
-    )
+    stored = {cap.name: getattr(row, cap.name) for cap in QUOTA_FIELDS}
+    return QuotaView(**{cap.name: _value(cap, json.loads(stored[cap.name] or "[]") if cap.type == NAMES
+                                         else stored[cap.name]) for cap in QUOTA_FIELDS})
 
 
 def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer: bool, maximum: float,
@@ -121,34 +105,42 @@ def _number(body: dict[str, Any], key: str, problems: list[Problem], *, integer:
     return value
 
 
+def _names(body: dict[str, Any], cap: QuotaField, problems: list[Problem]) -> list[str]:
+    names = body.get(cap.name) or []
+    longest = int(cap.maximum)
+    if not isinstance(names, list) or not all(isinstance(n, str) and len(n) <= longest for n in names):
+        problems.append(Problem(cap.name, "invalid_request", "must be a list of profile names",
+                                f'send ["cpu", "h200"]: names of at most {longest} characters'))
+        return []
+    return names
+
+
+def _checked(merged: dict[str, Any], cap: QuotaField, problems: list[Problem]) -> Any:
+    if cap.type == NAMES:
+        return _names(merged, cap, problems)
+    value = _number(merged, cap.name, problems, integer=cap.type == INTEGER, minimum=cap.minimum,
+                    maximum=cap.maximum)
+    return value if cap.type == INTEGER else float(value)
+
+
 def set_quota(db: Session, user: UserView, body: dict[str, Any], defaults: QuotaDefaults) -> QuotaView:
     """Set an account's caps from the admin body; missing keys keep their current value, and a value that is not a
-    finite number within its range is refused with its field."""
+    finite number within its range (or, for names, not a list of names) is refused with its field; numbers are
+    checked before names, each in table order."""
     current = get_quota(db, user, defaults).to_dict()
     merged = {**current, **{k: v for k, v in body.items() if k in current}}
     problems: list[Problem] = []
-    values = {
-        "max_concurrent_gpus": _number(merged, "max_concurrent_gpus", problems, integer=True, maximum=MAX_COUNT),
-        "max_concurrent_jobs": _number(merged, "max_concurrent_jobs", problems, integer=True, maximum=MAX_COUNT),
-        "daily_gpu_hours": float(_number(merged, "daily_gpu_hours", problems, integer=False, maximum=MAX_AMOUNT)),
-        "max_storage_gb": float(_number(merged, "max_storage_gb", problems, integer=False, maximum=MAX_AMOUNT)),
-        "priority": _number(merged, "priority", problems, integer=True, minimum=-MAX_PRIORITY, maximum=MAX_PRIORITY),
-        "max_job_hours": float(_number(merged, "max_job_hours", problems, integer=False, maximum=MAX_AMOUNT)),
-    }
-    allowed = merged.get("allowed_profiles") or []
-    if not isinstance(allowed, list) or not all(isinstance(p, str) and len(p) <= _MAX_PROFILE for p in allowed):
-        problems.append(Problem("allowed_profiles", "invalid_request", "must be a list of profile names",
-                                f'send ["cpu", "h200"]: names of at most {_MAX_PROFILE} characters'))
-        allowed = []
+    values = {cap.name: _checked(merged, cap, problems)
+              for cap in sorted(QUOTA_FIELDS, key=lambda cap: cap.type == NAMES)}
     if problems:
         raise Rejected("Invalid quota", problems)
     row = db.get(Quota, user.id)
     if row is None:
         row = Quota(user_id=user.id)
         db.add(row)
-    for key, value in values.items():
-        setattr(row, key, value)
-    row.allowed_profiles = json.dumps(allowed)
+    for cap in QUOTA_FIELDS:
+        value = values[cap.name]
+        setattr(row, cap.name, json.dumps(value) if cap.type == NAMES else value)
     db.flush()
     return get_quota(db, user, defaults)
 

@@ -1,8 +1,10 @@
-"""Profiles and pools: the job's profile is registered and allowed; every pool's series is known."""
+"""Profiles and pools: the job's profile is registered and allowed (the quota policy's `allowed_profiles` rule);
+every pool's series is known."""
 
 from __future__ import annotations
 
 from .....contract import Problem
+from ...quota.policy import profile_refusal, usable_profiles
 from ..context import AdmissionContext
 
 __all__ = ["check_profiles"]
@@ -13,15 +15,13 @@ def check_profiles(ctx: AdmissionContext) -> list[Problem]:
     problems = []
     names = {p.name for p in ctx.settings.profiles}
     profile = ctx.profile.split(":", 1)[0].strip()
-    allowed = ctx.quota.allowed_profiles
     if profile and profile not in names:
-        usable = sorted(n for n in names if not allowed or n in allowed)
         problems.append(Problem("X-Forge-Meta.profile", "profile_unknown", f"profile {profile!r} is not registered",
-                                f"registered profiles: {', '.join(sorted(names))}", {"got": profile, "allowed": usable}))
-    if profile and allowed and profile not in allowed:
-        problems.append(Problem("X-Forge-Meta.profile", "profile_not_allowed",
-                                f"your account may not use profile {profile!r}",
-                                f"allowed for you: {', '.join(allowed)}", {"got": profile, "allowed": list(allowed)}))
+                                f"registered profiles: {', '.join(sorted(names))}",
+                                {"got": profile, "allowed": usable_profiles(ctx.quota, names)}))
+    refused = profile_refusal(ctx.quota, profile)
+    if refused is not None:
+        problems.append(refused)
     series = set(ctx.settings.series())
     for i, pool in enumerate(ctx.spec.spec.resources.pools):
         name = pool.series or profile
