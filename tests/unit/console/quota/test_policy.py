@@ -77,7 +77,7 @@ def test_a_follow_up_is_never_refused_by_the_budget() -> None:
     ledger = Ledger(10.0, used=10.0)
     assert policy.budget_refusal(ledger, hours=4.0, gpus=2) is not None
     assert policy.budget_refusal(ledger, hours=4.0, gpus=2, followup=True) is None
-    assert policy.FOLLOWUP_EXEMPT_CODES == {"quota_exhausted"}
+    assert {"quota_exhausted"} == policy.FOLLOWUP_EXEMPT_CODES
 
 
 def test_admission_refuses_on_every_cap_at_once_in_table_order() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import fields
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,7 +90,7 @@ def test_the_api_sets_and_answers_every_cap_and_refuses_it_out_of_bounds(console
 
 def test_the_admin_form_shows_and_sets_every_settable_cap(console: tuple[Runtime, WebCaller]) -> None:
     rt, caller = console
-    assert admin_pages.QUOTA_FIELDS == tuple(cap.name for cap in SETTABLE)
+    assert tuple(cap.name for cap in SETTABLE) == admin_pages.QUOTA_FIELDS
     html = admin_pages.admin_page(rt, caller, account="admin")
     for cap in SETTABLE:
         assert f'<label for="{cap.form_id}">{cap.label}</label>' in html
