@@ -45,7 +45,8 @@ class Effect(enum.Enum):
 @dataclass(frozen=True)
 class QuotaField:
     """One cap of the table: how it is typed, bounded and shown. `name` is the key everywhere (the API body, the
-    store column, the settings' `quota:` key); 0 means unlimited for a number, an empty list every name.
+    store column, the settings' `quota:` key); 0 means unlimited for a cap (priority aside, which orders), an empty
+    list of names allows every name.
 
     `options` are its `sf … quota set` flags (none: not set by `sf` nor the admin form, only by the API), with
     `help`; `label`, `hint` and `form_id` place it on the admin form; `codes` are the problem codes its refusals
