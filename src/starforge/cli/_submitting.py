@@ -1,12 +1,12 @@
-"""The steps `sf submit` and `sf sweep` share: a console session, the profile registry, the extension sync, the
-client handshake, building a JobSpec, and printing a refusal; each step prints its own refusal and exits 1."""
+"""The console's steps `sf submit` and `sf sweep` share around `lab.build_submission`: a console session, the
+profile registry, the extension sync, the client handshake, and printing a refusal; each step prints its own refusal
+and exits 1."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -18,10 +18,9 @@ if TYPE_CHECKING:
 
     from starforge.client import Console
     from starforge.contract import Problem, ProfileEntry
-    from starforge.lab import BuiltSpec, SubmitOptions
-    from starforge.recipes import Catalog
+    from starforge.lab import BuiltSpec, Submission
 
-__all__ = ["build_spec", "handshake", "refuse", "registry_of", "session", "sync_extensions", "warn_all"]
+__all__ = ["handshake", "refuse", "refuse_unbuilt", "registry_of", "session", "sync_extensions", "warn_all"]
 
 _PROGRESS_MIN_BYTES = 1 << 20
 _CHUNK = 64 << 10
@@ -137,11 +136,9 @@ def handshake(out: Output, console: Console, built: BuiltSpec, exp_label: str) -
     raise typer.Exit(EXIT_REFUSED)
 
 
-def build_spec(out: Output, lab: Path, exp: str, options: SubmitOptions, registry: list[ProfileEntry],
-           catalog: Catalog) -> BuiltSpec:
-    from starforge.lab import build_jobspec
-
-    built = build_jobspec(lab, exp, options, profiles=registry, catalog=catalog)
-    if not built.ok:
-        refuse(out, "The JobSpec was not built; nothing was uploaded", built.problems, built.warnings)
-    return built
+def refuse_unbuilt(out: Output, sub: Submission) -> None:
+    """Refuse (exit 1) a submission whose JobSpec, or one of whose sweep points' specs, was not built."""
+    if sub.stage == "spec":
+        refuse(out, "The JobSpec was not built; nothing was uploaded", sub.problems, sub.warnings)
+    if sub.stage == "sweep":
+        refuse(out, "The sweep was not built; nothing was uploaded", sub.problems)

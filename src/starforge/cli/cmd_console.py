@@ -49,7 +49,7 @@ def _db(state_dir: Path | None, database_url: str | None, config: Path | None) -
 
 
 def _run(out: Output, action: Any) -> Any:
-    from starforge.console.services.errors import ConsoleError
+    from starforge.console.operator import ConsoleError  # what an operator action refuses with
 
     try:
         return action()

@@ -1,8 +1,9 @@
 """`sf submit`: build an experiment's JobSpec and bundle and submit them (wire-protocol §7.1), or check them.
 
-The sequence: `GET /api/cluster/status` → `build_jobspec` → `GET /api/extensions?source=user` → `GET /api/recipes`
-→ the client handshake → `.starforge/jobspec.json` → the bundle → `POST /api/jobs` (or, with --dry-run,
-`POST /api/admission/check`). Nothing is uploaded when any step before the last refuses.
+The sequence: `GET /api/cluster/status` → `lab.build_submission` (`build_jobspec`, then, as its confirm step,
+`GET /api/extensions?source=user` → `GET /api/recipes` → the client handshake; `.starforge/jobspec.json`; the
+bundle) → `POST /api/jobs` (or, with --dry-run, `POST /api/admission/check`). Nothing is uploaded when any step
+before the last refuses.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import typer
 from starforge.cli._lab import lab_root, load_catalog_or_abort
 from starforge.cli._output import EXIT_USAGE, Output, slots
 from starforge.cli._submitting import (
-    build_spec,
     handshake,
     refuse,
+    refuse_unbuilt,
     registry_of,
     session,
     sync_extensions,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from starforge.client import Console, SubmitResult
     from starforge.contract import JobSpec, Problem, ProfileEntry
-    from starforge.lab import BuiltSpec, SubmitOptions
+    from starforge.lab import BuiltSpec, Submission, SubmitOptions
     from starforge.recipes import Catalog
 
 app = typer.Typer(
@@ -57,15 +58,14 @@ def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_versio
         out.info(f"upgraded {exp_dir.name}/recipe.lock.json to the installed catalog ({plan.state} → current)")
 
 
-def _submit_with_retry(console: Console, built: BuiltSpec, data: bytes, *, allow_pending: bool = False) -> SubmitResult:
+def _submit_with_retry(console: Console, sub: Submission, *, allow_pending: bool = False) -> SubmitResult:
     """POST once; on a dropped connection retry once with the same Idempotency-Key (never a second job)."""
     from starforge.client import Unavailable
 
     key = str(uuid.uuid4())
-    meta = built.provenance.to_meta() if built.provenance is not None else {}
     for attempt in (1, 2):
         try:
-            return console.submit(built.spec or {}, data, exp=built.exp, profile=built.profile, meta_extra=meta,
+            return console.submit(sub.spec or {}, sub.bundle, exp=sub.exp, profile=sub.profile, meta_extra=sub.meta,
                                   idempotency_key=key, allow_pending=allow_pending)
         except Unavailable as exc:
             if attempt == 2 or exc.status is not None:
@@ -148,34 +148,36 @@ def submit(
 def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
             catalog: Catalog, *, allow_pending: bool = False) -> None:
     from starforge.client import Forbidden, Rejected
-    from starforge.contract import dumps
-    from starforge.lab import exp_label, pack_submission, write_spec_file
+    from starforge.lab import build_submission, exp_label
 
     registry = registry_of(console)
-    built = build_spec(out, lab, exp, options, registry, catalog)
-    if not out.as_json:
-        warn_all(out, built.warnings)
-    sync_extensions(out, console)
-    handshake(out, console, built, exp_label(exp_dir))
-    assert built.job is not None
-    text = dumps(built.job)
-    spec_file = write_spec_file(lab, text)
-    packed = pack_submission(lab, built.exp)
-    if packed.problems or packed.data is None:
-        refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings,
-                spec_file=str(spec_file))
-    assert packed.data is not None and packed.info is not None
+
+    def confirm(built: BuiltSpec) -> None:  # the console's steps before anything is written or packed
+        if not out.as_json:
+            warn_all(out, built.warnings)
+        sync_extensions(out, console)
+        handshake(out, console, built, exp_label(exp_dir))
+
+    sub = build_submission(lab, exp, options, profiles=registry, catalog=catalog, confirm=confirm, spec_file=True)
+    refuse_unbuilt(out, sub)
+    spec_file = str(sub.spec_file)
+    packed = sub.packed
+    if sub.stage == "bundle" or packed is None:
+        refuse(out, "The bundle was refused; nothing was uploaded", sub.problems,
+               packed.warnings if packed is not None else (), spec_file=spec_file)
+    assert packed.data is not None and packed.info is not None and sub.built is not None
+    built = sub.built
     if not out.as_json:
         warn_all(out, packed.warnings)
     try:
-        result = _submit_with_retry(console, built, packed.data, allow_pending=allow_pending)
+        result = _submit_with_retry(console, sub, allow_pending=allow_pending)
     except (Rejected, Forbidden) as exc:  # a quota, a profile the account may not use…: every field with its hint
-        out.fail(exc, title="The console rejected the job", spec_file=str(spec_file))
+        out.fail(exc, title="The console rejected the job", spec_file=spec_file)
     job_id = result.job_id
     out.emit({"ok": True, "job_id": job_id, "run_id": result.run_id, "queued": result.queued,
               "status": result.raw.get("status", ""), "message": result.message,
               "requested_gpus": result.requested_gpus, "profile": built.profile, "exp": built.exp,
-              "spec_file": str(spec_file),
+              "spec_file": spec_file,
               "bundle": {"files": packed.info.files, "bytes": packed.info.bytes, "sha256": packed.info.sha256,
                          "allowed_secrets": packed.allowed_secrets},
               "warnings": list(result.warnings)}, lambda _: job_id)
@@ -221,27 +223,24 @@ def _dry_run(out: Output, lab: Path, exp: str, exp_dir: Path, options: SubmitOpt
 
 def _checked_online(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
                     catalog: Catalog, registry: list[ProfileEntry], allow_pending: bool = False) -> dict[str, Any]:
-    from starforge.contract import dumps
-    from starforge.lab import exp_label, pack_submission, write_spec_file
+    from starforge.lab import build_submission, exp_label
 
-    built = build_spec(out, lab, exp, options, registry, catalog)
-    handshake(out, console, built, exp_label(exp_dir))
-    assert built.job is not None and built.spec is not None
-    spec_file = write_spec_file(lab, dumps(built.job))
-    packed = pack_submission(lab, built.exp, check_only=True)
-    verdict = console.check(built.spec, built.profile, allow_pending=allow_pending)
-    problems = list(packed.problems) + list(verdict.problems)
-    return {"ok": verdict.ok and not problems, "offline": False, "profile": built.profile,
-            "requested_gpus": verdict.requested_gpus or (built.job.total_gpus if built.job else 0),
-            "on_cpu": _on_cpu(registry, built.job),
-            "spec": built.spec, "spec_file": str(spec_file), "files": packed.files, "problems": problems,
-            "warnings": list(built.warnings) + list(packed.warnings) + list(verdict.warnings)}
+    sub = build_submission(lab, exp, options, profiles=registry, catalog=catalog, pack="check", spec_file=True,
+                           confirm=lambda built: handshake(out, console, built, exp_label(exp_dir)))
+    refuse_unbuilt(out, sub)
+    assert sub.built is not None and sub.built.job is not None and sub.spec is not None
+    verdict = console.check(sub.spec, sub.profile, allow_pending=allow_pending)
+    problems = list(sub.problems) + list(verdict.problems)
+    return {"ok": verdict.ok and not problems, "offline": False, "profile": sub.profile,
+            "requested_gpus": verdict.requested_gpus or sub.built.job.total_gpus,
+            "on_cpu": _on_cpu(registry, sub.built.job), "spec": sub.spec, "spec_file": str(sub.spec_file),
+            "files": _files(sub), "problems": problems, "warnings": list(sub.warnings) + list(verdict.warnings)}
 
 
 def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, catalog: Catalog) -> dict[str, Any]:
     from starforge.client import ConsoleError, ForgeHome
-    from starforge.contract import Problem, dumps
-    from starforge.lab import offline_registry, pack_submission, write_spec_file
+    from starforge.contract import Problem
+    from starforge.lab import build_submission, offline_registry
 
     home = ForgeHome.from_env()
     try:
@@ -249,16 +248,20 @@ def _checked_offline(out: Output, lab: Path, exp: str, options: SubmitOptions, c
     except ConsoleError:
         server = None
     registry, cached = offline_registry(home.path, server, options.profiles)
-    built = build_spec(out, lab, exp, options, registry, catalog)
-    assert built.job is not None
-    spec_file = write_spec_file(lab, dumps(built.job))
-    packed = pack_submission(lab, built.exp, check_only=True)
+    sub = build_submission(lab, exp, options, profiles=registry, catalog=catalog, pack="check", spec_file=True)
+    refuse_unbuilt(out, sub)
+    assert sub.built is not None and sub.built.job is not None
     note = ("profiles checked against the registry last seen on this console" if cached else
             "the console's profile registry is unknown: profile names and shapes were not checked")
-    warnings = [*built.warnings, *packed.warnings, Problem("profile", "offline", note)]
-    return {"ok": not packed.problems, "offline": True, "profile": built.profile,
-            "requested_gpus": built.job.total_gpus, "on_cpu": _on_cpu(registry, built.job), "spec": built.spec,
-            "spec_file": str(spec_file), "files": packed.files, "problems": list(packed.problems), "warnings": warnings}
+    warnings = [*sub.warnings, Problem("profile", "offline", note)]
+    return {"ok": not sub.problems, "offline": True, "profile": sub.profile,
+            "requested_gpus": sub.built.job.total_gpus, "on_cpu": _on_cpu(registry, sub.built.job),
+            "spec": sub.spec, "spec_file": str(sub.spec_file), "files": _files(sub), "problems": list(sub.problems),
+            "warnings": warnings}
+
+
+def _files(sub: Submission) -> list[str]:
+    return list(sub.packed.files) if sub.packed is not None else []
 
 
 def _report_dry_run(out: Output, checked: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ bundle is packed once, and `POST /api/sweeps` admits every point or none.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -46,14 +45,6 @@ def _usage(out: Output, problems: list[Problem]) -> NoReturn:
     else:
         out.problems("The sweep's points are malformed; nothing was submitted", problems)
     raise typer.Exit(EXIT_USAGE)
-
-
-def _at_point(index: int, point: dict[str, str], problems: list[Problem]) -> list[Problem]:
-    from starforge.contract import Problem
-
-    values = ", ".join(f"{k}={v}" for k, v in point.items())
-    return [Problem(f"points[{index}].{p.field}", p.code, f"point {index} ({values}): {p.message}", p.hint, p.data)
-            for p in problems]
 
 
 def _points_table(out: Output, jobs: list[dict[str, Any]], keys: list[str]) -> str:
@@ -128,39 +119,42 @@ def run(
 def _sweep(out: Output, console: Any, lab: Any, exp: str, options: Any, cat: Any, *, axes: Any, ranges: Any,
            count: int, seed: int, max_parallel: int, allow_pending: bool, dry_run: bool) -> None:
     from starforge.cli._submitting import (
-        build_spec,
         handshake,
         refuse,
+        refuse_unbuilt,
         registry_of,
         sync_extensions,
         warn_all,
     )
-    from starforge.lab import build_jobspec, exp_label, pack_submission
-    from starforge.lab.sweep_points import point_sets, sweep_points
+    from starforge.lab import Sweep, build_submission, exp_label
 
     registry = registry_of(console)
-    base = build_spec(out, lab, exp, options, registry, cat)
-    kinds = {name: param.type for name, param in base.recipe.params.items()} if base.recipe is not None else {}
-    points, problems = sweep_points(axes, ranges, count, seed=seed, kinds=kinds)
-    if problems:
-        _usage(out, problems)
-    built = [build_jobspec(lab, exp, replace(options, sets=options.sets + point_sets(p)), profiles=registry,
-                           catalog=cat) for p in points]
-    refused = [q for i, (p, b) in enumerate(zip(points, built, strict=True)) for q in _at_point(i, p, b.problems)]
-    if refused:
-        refuse(out, "The sweep was not built; nothing was uploaded", refused)
-    if not out.as_json:
-        warn_all(out, base.warnings)
+
+    def confirm(base: Any) -> None:  # the console's steps before the bundle is packed
+        if not out.as_json:
+            warn_all(out, base.warnings)
+        sync_extensions(out, console)
+        handshake(out, console, base, exp_label(lab / base.exp))
+
+    sub = build_submission(lab, exp, options, profiles=registry, catalog=cat, sweep=Sweep(axes, ranges, count, seed),
+                           pack="none" if dry_run else "bundle", confirm=None if dry_run else confirm)
+    if sub.stage == "points":
+        _usage(out, sub.problems)
+    refuse_unbuilt(out, sub)
+    assert sub.built is not None
+    if dry_run and not out.as_json:
+        warn_all(out, sub.built.warnings)
+    points = [dict(p.params) for p in sub.points]
+    built = [p.built for p in sub.points]
     keys = list(dict.fromkeys(k for p in points for k in p))
     if dry_run:
         _dry_run(out, console, points, built, keys, allow_pending)
         return
-    sync_extensions(out, console)
-    handshake(out, console, built[0], exp_label(lab / base.exp))
-    packed = pack_submission(lab, base.exp)
-    if packed.problems or packed.data is None:
-        refuse(out, "The bundle was refused; nothing was uploaded", packed.problems, packed.warnings)
-    _submit(out, console, base, points, built, packed.data, keys, seed=seed if count else None,
+    if sub.stage == "bundle" or sub.bundle is None:
+        packed = sub.packed
+        refuse(out, "The bundle was refused; nothing was uploaded", sub.problems,
+               packed.warnings if packed is not None else ())
+    _submit(out, console, sub.built, points, built, sub.bundle, keys, seed=seed if count else None,
             max_parallel=max_parallel, allow_pending=allow_pending)
 
 
@@ -193,8 +187,10 @@ def _submit(out: Output, console: Any, base: Any, points: list[dict[str, str]], 
 
 def _dry_run(out: Output, console: Any, points: list[dict[str, str]], built: list[Any], keys: list[str],
              allow_pending: bool) -> None:
+    from starforge.lab import at_point
+
     verdicts = [console.check(b.spec or {}, b.profile, allow_pending=allow_pending) for b in built]
-    problems = [q for i, (p, v) in enumerate(zip(points, verdicts, strict=True)) for q in _at_point(i, p, v.problems)]
+    problems = [q for i, (p, v) in enumerate(zip(points, verdicts, strict=True)) for q in at_point(i, p, v.problems)]
     if problems:
         from starforge.cli._submitting import refuse
 

@@ -253,7 +253,7 @@ class Console:
     def stop(self, ref: str) -> StopResult:
         """Stop job `ref`; stopping a finished job is not an error (`stopped` is then False)."""
         body = self._post("/api/job/stop" + query(id=ref))
-        return StopResult(ref, bool(body.get("stopped", True)), str(body.get("status") or ""), body)
+        return StopResult.from_body(ref, body)
 
     def cancel_all(self) -> int:
         """Stop every active job of the account and return how many were stopped."""

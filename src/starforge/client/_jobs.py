@@ -4,39 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from ..handles import JobPick, pick_job
+from ..wire import read_job_row
 from ._errors import AmbiguousJob, NotFound
 
 __all__ = ["SUCCEEDED", "TERMINAL", "Job", "find_exact", "pick", "resolve"]
 
 SUCCEEDED = frozenset({"succeeded", "success", "finished", "completed"})
 TERMINAL = SUCCEEDED | {"failed", "error", "terminated", "stopped", "cancelled", "canceled"}
-
-
-def _epoch(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str) and value.strip():
-        text = value.strip()
-        try:
-            return float(text)
-        except ValueError:
-            pass
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
-    return None
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass(frozen=True)
@@ -56,19 +33,10 @@ class Job:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Job:
         """Read a `/api/jobs/mine` row, tolerating missing fields and either timestamp form."""
-        gpus = row.get("requested_gpus", row.get("gpus"))
-        pipeline = row.get("pipeline")
-        return cls(
-            job_ref=str(row.get("job_ref") or ""),
-            run_id=str(row.get("run_id") or ""),
-            name=str(row.get("name") or ""),
-            status=str(row.get("status") or "").lower(),
-            exp=str(row.get("exp") or ""),
-            requested_gpus=_count(gpus),
-            submitted_at=_epoch(row.get("submitted_at")),
-            pipeline=pipeline if isinstance(pipeline, Mapping) else None,
-            raw=dict(row),
-        )
+        read = read_job_row(row)
+        return cls(job_ref=read.job_ref, run_id=read.run_id, name=read.name, status=read.status, exp=read.exp,
+                   requested_gpus=read.requested_gpus, submitted_at=read.submitted_at, pipeline=read.pipeline,
+                   raw=dict(row))
 
     @property
     def ref(self) -> str:

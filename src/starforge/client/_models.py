@@ -1,4 +1,8 @@
-"""Typed views of the console's answers; each keeps the served object in `raw` for `--json` output."""
+"""Typed views of the console's answers; each keeps the served object in `raw` for `--json` output.
+
+The bodies are read by `starforge.wire`'s readers (the ones MCP uses too); these types only add `raw` and the
+client's conveniences.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starforge.contract import Problem, ProfileEntry
+from starforge.wire import (
+    read_account,
+    read_cluster,
+    read_metrics,
+    read_stopped,
+    read_submitted,
+    read_usage,
+    read_verdict,
+)
 
 __all__ = [
     "AdmissionVerdict",
@@ -26,14 +39,6 @@ def _num(value: Any, default: float = 0) -> float:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
-def _int(value: Any, default: int = 0) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 @dataclass(frozen=True)
 class User:
     """The account behind a token (`GET /api/whoami`)."""
@@ -46,13 +51,8 @@ class User:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> User:
         """Read `{"user": {...}, "username": …}` (or a bare user object)."""
-        user = _obj(body.get("user")) or dict(body)
-        return cls(
-            username=str(user.get("username") or body.get("username") or ""),
-            role=str(user.get("role") or ""),
-            email=str(user.get("email") or ""),
-            raw=user,
-        )
+        read = read_account(body)
+        return cls(username=read.username, role=read.role, email=read.email, raw=read.user)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ class Usage:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Usage:
         """Read `{"quota": {...}, "usage": {...}}`."""
-        return cls(_obj(body.get("quota")), _obj(body.get("usage")), dict(body))
+        read = read_usage(body)
+        return cls(read.quota, read.usage, dict(body))
 
     def cap(self, key: str) -> float | None:
         """Return a quota cap, or None when it is unlimited (missing, null, empty or 0)."""
@@ -100,22 +101,9 @@ class ClusterStatus:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> ClusterStatus:
         """Read the body; `total/used/free` fall back to `gpu_total/gpu_used/gpu_free`."""
-        gpu = _obj(body.get("gpu"))
-        profiles = tuple(
-            ProfileEntry.from_dict(p) for p in body.get("profiles") or [] if isinstance(p, dict) and p.get("name")
-        )
-        series = tuple(s for s in gpu.get("series") or [] if isinstance(s, dict))
-        return cls(
-            profiles=profiles,
-            total=_int(gpu.get("total"), _int(gpu.get("gpu_total"))),
-            used=_int(gpu.get("used"), _int(gpu.get("gpu_used"))),
-            free=_int(gpu.get("free"), _int(gpu.get("gpu_free"))),
-            blocked=_int(gpu.get("blocked")),
-            queued=_int(gpu.get("queued")),
-            series=series,
-            active_count=_int(body.get("active_count")),
-            raw=dict(body),
-        )
+        read = read_cluster(body)
+        return cls(profiles=read.profiles, total=read.total, used=read.used, free=read.free, blocked=read.blocked,
+                   queued=read.queued, series=read.series, active_count=read.active_count, raw=dict(body))
 
 
 @dataclass(frozen=True)
@@ -134,23 +122,9 @@ class SubmitResult:
     @classmethod
     def from_body(cls, body: Mapping[str, Any], status: int = 200) -> SubmitResult:
         """Read the body; a 202 counts as queued even when `queued` is missing."""
-        warnings = body.get("warnings")
-        return cls(
-            job_id=str(body.get("job_id") or body.get("run_id") or ""),
-            run_id=str(body.get("run_id") or ""),
-            queued=bool(body.get("queued", status == 202)),
-            message=str(body.get("message") or ""),
-            requested_gpus=_int(body.get("requested_gpus")),
-            dry_run=bool(body.get("dry_run", False)),
-            warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
-            raw=dict(body),
-        )
-
-
-def _problems(value: Any) -> list[Problem]:
-    if not isinstance(value, list):
-        return []
-    return [Problem.from_dict(v) if isinstance(v, dict) else Problem("<root>", "warning", str(v)) for v in value]
+        read = read_submitted(body, status)
+        return cls(job_id=read.job_id, run_id=read.run_id, queued=read.queued, message=read.message,
+                   requested_gpus=read.requested_gpus, dry_run=read.dry_run, warnings=read.warnings, raw=dict(body))
 
 
 @dataclass(frozen=True)
@@ -166,14 +140,9 @@ class AdmissionVerdict:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> AdmissionVerdict:
         """Read the verdict; `ok` defaults to "no problems"."""
-        problems = _problems(body.get("problems"))
-        return cls(
-            ok=bool(body.get("ok", not problems)),
-            problems=problems,
-            warnings=_problems(body.get("warnings")),
-            requested_gpus=_int(body.get("requested_gpus")),
-            raw=dict(body),
-        )
+        read = read_verdict(body)
+        return cls(ok=read.ok, problems=list(read.problems), warnings=list(read.warnings),
+                   requested_gpus=read.requested_gpus, raw=dict(body))
 
 
 @dataclass(frozen=True)
@@ -184,6 +153,12 @@ class StopResult:
     stopped: bool
     status: str
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_body(cls, ref: str, body: Mapping[str, Any]) -> StopResult:
+        """Read the answer; `stopped` defaults to true."""
+        read = read_stopped(body)
+        return cls(ref, read.stopped, read.status, dict(body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,28 +181,8 @@ class Metrics:
     def from_body(cls, body: Mapping[str, Any]) -> Metrics:
         """Read `{"series": {key: [[step, value, ts], …]}}`, `{"metrics": {key: [{step, value, ts}]}}` or
         `{"points": [{key, step, value, ts}]}`; non-numeric values are skipped."""
-        grouped: dict[str, list[MetricPoint]] = {}
-
-        def add(key: Any, point: Any) -> None:
-            if isinstance(point, list | tuple) and len(point) >= 2:
-                point = {"step": point[0], "value": point[1], "ts": point[2] if len(point) > 2 else None}
-            if not isinstance(point, dict):
-                return
-            value = point.get("value")
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return
-            grouped.setdefault(str(key), []).append(MetricPoint(_int(point.get("step")), float(value), point.get("ts")))
-
-        for point in body.get("points") or []:
-            if isinstance(point, dict):
-                add(point.get("key"), point)
-        for name in ("series", "metrics"):
-            by_key = body.get(name)
-            if isinstance(by_key, dict):
-                for key, points in by_key.items():
-                    for point in points if isinstance(points, list) else []:
-                        add(key, point)
-        series = {k: tuple(sorted(v, key=lambda p: p.step)) for k, v in sorted(grouped.items())}
+        series = {key: tuple(MetricPoint(p.step, p.value, p.ts) for p in points)
+                  for key, points in read_metrics(body).items()}
         return cls(series, dict(body))
 
     def latest(self) -> dict[str, MetricPoint]:

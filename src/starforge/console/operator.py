@@ -1,7 +1,8 @@
 """Operator actions on a state directory's database without a running console (`sf console token|user|corpus`).
 
 Each function is a use case (it owns its transaction) over a `Database` opened here instead of a running console's
-`Runtime`; the rules are the services' own.
+`Runtime`; the rules are the services' own, and a refusal is their `ConsoleError` (named here, so the CLI never
+reaches into the services).
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from typing import Any
 
 from ..contract import Problem, parse_versioned_ref
 from .services.accounts import credentials as accounts
-from .services.errors import Rejected
+from .services.errors import ConsoleError, Rejected
 from .services.quota import caps as quota
 from .services.registries import data
 from .settings import Settings
 from .store import Database
 
-__all__ = ["create_token", "list_data", "list_users", "open_database", "register_data", "set_quota"]
+__all__ = ["ConsoleError", "create_token", "list_data", "list_users", "open_database", "register_data", "set_quota"]
 
 
 def open_database(settings: Settings) -> Database:

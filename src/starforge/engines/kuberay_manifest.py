@@ -20,6 +20,7 @@ import yaml
 
 from ..contract import INGEST_TOKEN_VARIABLE, Binding, BindingError, JobSpec, spec_to_env
 from ..wire import INGEST_ROOT
+from .config_reader import known_block
 
 __all__ = [
     "DEFAULT_IMAGE",
@@ -98,11 +99,7 @@ def kuberay_config_from(raw: Any) -> KubeRayConfig:
     """Return the `kuberay:` settings block, or raise ValueError naming the key (unknown keys are refused)."""
     if raw is None:
         return KubeRayConfig()
-    if not isinstance(raw, dict):
-        raise ValueError(f"kuberay: must be a mapping of {', '.join(_KEYS)}")
-    unknown = set(raw) - set(_KEYS)
-    if unknown:
-        raise ValueError(f"kuberay: unknown keys {', '.join(sorted(map(str, unknown)))} (known: {', '.join(_KEYS)})")
+    raw = known_block(raw, "kuberay", _KEYS)
     values: dict[str, Any] = {}
     for key in ("namespace", "service_account"):
         if key in raw:

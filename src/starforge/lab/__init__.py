@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         write_lock,
     )
     from .scaffold import LabExists, ScaffoldError, init_lab
-    from .submission import Submission, build_submission
+    from .submission import Submission, Sweep, at_point, build_submission
     from .upgrade import UpgradeError, UpgradePlan, apply_upgrade, plan_upgrade
     from .validation import Validation, validate_experiment
 
@@ -93,6 +93,8 @@ _LAZY = {
     "ScaffoldError": "scaffold",
     "init_lab": "scaffold",
     "Submission": "submission",
+    "Sweep": "submission",
+    "at_point": "submission",
     "build_submission": "submission",
     "UpgradeError": "upgrade",
     "UpgradePlan": "upgrade",
@@ -121,12 +123,14 @@ __all__ = [
     "ProvenanceError",
     "ScaffoldError",
     "Submission",
+    "Sweep",
     "SubmitOptions",
     "UpgradeError",
     "UpgradePlan",
     "Validation",
     "apply_upgrade",
     "build_jobspec",
+    "at_point",
     "build_submission",
     "check_handshake",
     "client_catalog",

@@ -2,7 +2,8 @@
 
 Each shape is a frozen dataclass of standard types and contract values (`Problem`, `ProfileEntry`); a `from_body`
 reads the JSON object the console serves for it (the REST answer over stdio, the same object from the service on
-the console). None of them is a client model, an ORM row or a service view.
+the console) through `starforge.wire`'s reader of that body, the one the Python client uses too. None of them is a
+client model, an ORM row or a service view.
 """
 
 from __future__ import annotations
@@ -12,6 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from starforge.contract import Problem, ProfileEntry
+from starforge.wire import (
+    read_account,
+    read_cluster,
+    read_job_row,
+    read_metrics,
+    read_stopped,
+    read_submitted,
+    read_usage,
+    read_verdict,
+)
 
 __all__ = [
     "Account",
@@ -28,19 +39,6 @@ __all__ = [
 ]
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _int(value: Any, default: int = 0) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _problems(value: Any) -> tuple[Problem, ...]:
-    items = value if isinstance(value, list) else []
-    return tuple(Problem.from_dict(v) if isinstance(v, dict) else Problem("<root>", "warning", str(v)) for v in items)
-
-
 @dataclass(frozen=True)
 class Account:
     """The account behind the caller's credentials."""
@@ -51,8 +49,8 @@ class Account:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Account:
         """Read `{"user": {...}, "username": …}` (`GET /api/whoami`) or a bare user object."""
-        user = _obj(body.get("user")) or dict(body)
-        return cls(str(user.get("username") or body.get("username") or ""), str(user.get("role") or ""))
+        read = read_account(body)
+        return cls(read.username, read.role)
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,8 @@ class Usage:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Usage:
         """Read `{"quota": {...}, "usage": {...}}` (`GET /api/usage/mine`)."""
-        return cls(_obj(body.get("quota")), _obj(body.get("usage")))
+        read = read_usage(body)
+        return cls(read.quota, read.usage)
 
 
 @dataclass(frozen=True)
@@ -83,13 +82,8 @@ class Cluster:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Cluster:
         """Read `GET /api/cluster/status`; `total/used/free` fall back to `gpu_total/gpu_used/gpu_free`."""
-        gpu = _obj(body.get("gpu"))
-        listed = body.get("profiles")
-        profiles = tuple(ProfileEntry.from_dict(p) for p in (listed if isinstance(listed, list) else [])
-                         if isinstance(p, dict) and p.get("name"))
-        return cls(profiles, _int(gpu.get("total"), _int(gpu.get("gpu_total"))),
-                   _int(gpu.get("used"), _int(gpu.get("gpu_used"))), _int(gpu.get("free"), _int(gpu.get("gpu_free"))),
-                   _int(gpu.get("queued")), _int(body.get("active_count")), dict(body))
+        read = read_cluster(body)
+        return cls(read.profiles, read.total, read.used, read.free, read.queued, read.active_count, dict(body))
 
 
 @dataclass(frozen=True)
@@ -104,9 +98,8 @@ class Verdict:
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Verdict:
         """Read `POST /api/admission/check`'s answer; `ok` defaults to "no problems"."""
-        problems = _problems(body.get("problems"))
-        return cls(bool(body.get("ok", not problems)), problems, _problems(body.get("warnings")),
-                   _int(body.get("requested_gpus")))
+        read = read_verdict(body)
+        return cls(read.ok, read.problems, read.warnings, read.requested_gpus)
 
 
 @dataclass(frozen=True)
@@ -124,11 +117,9 @@ class Submitted:
     @classmethod
     def from_body(cls, body: Mapping[str, Any], status_code: int = 200) -> Submitted:
         """Read `POST /api/jobs`'s answer; a 202 counts as queued when `queued` is missing."""
-        warnings = body.get("warnings")
-        return cls(str(body.get("job_id") or body.get("run_id") or ""), str(body.get("run_id") or ""),
-                   bool(body.get("queued", status_code == 202)), str(body.get("message") or ""),
-                   _int(body.get("requested_gpus")),
-                   tuple(str(w) for w in warnings) if isinstance(warnings, list) else (), dict(body))
+        read = read_submitted(body, status_code)
+        return cls(read.job_id, read.run_id, read.queued, read.message, read.requested_gpus, read.warnings,
+                   dict(body))
 
 
 @dataclass(frozen=True)
@@ -149,9 +140,8 @@ class JobRow:
     @classmethod
     def of(cls, row: Mapping[str, Any], *, terminal: bool, succeeded: bool) -> JobRow:
         """Read a `GET /api/jobs/mine` row; `ref` is `job_ref`, else `run_id`."""
-        ref = str(row.get("job_ref") or row.get("run_id") or "")
-        return cls(ref, str(row.get("name") or ""), str(row.get("exp") or ""), str(row.get("status") or "").lower(),
-                   terminal, succeeded, dict(row))
+        read = read_job_row(row)
+        return cls(read.ref, read.name, read.exp, read.status, terminal, succeeded, dict(row))
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -177,23 +167,9 @@ class MetricValue:
 
 
 def latest_metrics(body: Mapping[str, Any]) -> dict[str, MetricValue]:
-    """Return the point with the highest step of each key of `{series: {key: [[step, value, ts], …]}}`."""
-    series = body.get("series")
-    out: dict[str, MetricValue] = {}
-    for key, points in sorted(series.items()) if isinstance(series, Mapping) else ():
-        best: tuple[int, float] | None = None
-        for point in points if isinstance(points, list) else []:
-            if not isinstance(point, list | tuple) or len(point) < 2:
-                continue
-            value = point[1]
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            step = _int(point[0], -1)
-            if best is None or step >= best[0]:
-                best = (step, float(value))
-        if best is not None:
-            out[str(key)] = MetricValue(max(best[0], 0), best[1])
-    return out
+    """Return the point with the highest step of each key of the metrics body (`wire.read_metrics`: on a tie, the
+    one served last)."""
+    return {key: MetricValue(points[-1].step, points[-1].value) for key, points in read_metrics(body).items() if points}
 
 
 @dataclass(frozen=True)
@@ -208,7 +184,8 @@ class Stopped:
     @classmethod
     def from_body(cls, ref: str, body: Mapping[str, Any]) -> Stopped:
         """Read `POST /api/job/stop`'s answer."""
-        return cls(ref, bool(body.get("stopped", True)), str(body.get("status") or ""), dict(body))
+        read = read_stopped(body)
+        return cls(ref, read.stopped, read.status, dict(body))
 
 
 Stop = Literal["", "size", "time", "event_too_large"]  # why a log window stopped before what exists now

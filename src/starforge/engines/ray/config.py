@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config_reader import known_block
 from ..slurm.config import RAY_FRAMEWORKS
 
 __all__ = ["RaySettings", "ray_settings_from"]
@@ -60,12 +61,7 @@ def _names(raw: Any, key: str) -> tuple[str, ...]:
 
 def ray_settings_from(raw: Any) -> RaySettings:
     """Return the Ray settings read from the `executors.ray` mapping; raise ValueError naming a bad key."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"executors.ray: must be a mapping of {', '.join(_KNOWN)}")
-    unknown = set(raw) - set(_KNOWN)
-    if unknown:
-        raise ValueError(f"executors.ray: unknown keys {', '.join(sorted(map(str, unknown)))} "
-                         f"(known: {', '.join(_KNOWN)})")
+    raw = known_block(raw, "executors.ray", _KNOWN)
     values: dict[str, Any] = {}
     if "address" in raw:
         address = raw["address"]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..config_reader import known_block
+
 __all__ = [
     "CPU_INDEX_URL",
     "CPU_TORCH_MODES",
@@ -82,11 +84,7 @@ def _number(value: Any, key: str, low: float, high: float) -> float:
 
 def runtime_settings_from(raw: Any, defaults: RuntimeSettings) -> RuntimeSettings:
     """Return `defaults` updated by the `runtimes:` mapping `raw`; raise ValueError naming the bad key."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"runtimes: must be a mapping of {', '.join(_KNOWN)}")
-    unknown = set(raw) - set(_KNOWN)
-    if unknown:
-        raise ValueError(f"runtimes: unknown keys {', '.join(sorted(map(str, unknown)))} (known: {', '.join(_KNOWN)})")
+    raw = known_block(raw, "runtimes", _KNOWN)
     values: dict[str, Any] = {}
     for key in ("cache_dir", "hub_cache"):
         if key in raw:

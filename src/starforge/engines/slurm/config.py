@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..config_reader import known_block
 from ..jobnet import EGRESS, network_mode
 
 __all__ = ["CONTAINER_MODES", "RAY_FRAMEWORKS", "RESERVED_OPTIONS", "SlurmSeries", "SlurmSettings",
@@ -93,12 +94,7 @@ def _series(raw: Any) -> dict[str, SlurmSeries]:
     out = _default_series()
     for name, item in raw.items():
         key = f"series.{name}"
-        if not isinstance(item, dict):
-            raise ValueError(f"executors.slurm.{key}: must be a mapping of {', '.join(_SERIES_KEYS)}")
-        unknown = set(item) - set(_SERIES_KEYS)
-        if unknown:
-            raise ValueError(f"executors.slurm.{key}: unknown keys {', '.join(sorted(map(str, unknown)))} "
-                             f"(known: {', '.join(_SERIES_KEYS)})")
+        item = known_block(item, f"executors.slurm.{key}", _SERIES_KEYS)
         values: dict[str, Any] = {k: _word(item[k], f"{key}.{k}")
                                   for k in ("partition", "constraint", "account", "qos") if k in item}
         if "gres" in item:
@@ -127,12 +123,7 @@ def _options(raw: Any) -> tuple[str, ...]:
 
 def slurm_settings_from(raw: Any) -> SlurmSettings:
     """Return the Slurm settings read from the `executors.slurm` mapping; raise ValueError naming a bad key."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"executors.slurm: must be a mapping of {', '.join(_KNOWN)}")
-    unknown = set(raw) - set(_KNOWN)
-    if unknown:
-        raise ValueError(f"executors.slurm: unknown keys {', '.join(sorted(map(str, unknown)))} "
-                         f"(known: {', '.join(_KNOWN)})")
+    raw = known_block(raw, "executors.slurm", _KNOWN)
     if not raw.get("series"):  # without it every series would land in the default partition, indistinguishable
         raise ValueError("executors.slurm.series: required: map each series of the profiles to its partition, "
                          "e.g. {h200: {partition: gpu-h200, gpus_per_node: 8}, cpu: {partition: cpu}}")

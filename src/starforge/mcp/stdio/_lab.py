@@ -47,16 +47,21 @@ def _registry(backend: ClientBackend) -> list[ProfileEntry]:
 def build_spec(backend: ClientBackend, *, exp: str, profiles: list[str], sets: list[str], image: str,
                observability_url: str, init_from: str, corpus: str, train_dataset: str, plugins: list[str],
                then: list[str], framework_version: str, allow_dirty: bool, include_bundle: bool) -> Outcome:
-    """Build the JobSpec of experiment `exp` exactly as `sf submit` would (nothing is uploaded)."""
-    from starforge.lab import SubmitOptions, build_jobspec, pack_submission
+    """Build the JobSpec of experiment `exp` exactly as `sf submit` would (`lab.build_submission`; nothing is
+    uploaded)."""
+    from starforge.lab import SubmitOptions, build_submission
 
     lab = _lab(backend)
     options = SubmitOptions(profiles=tuple(profiles), sets=tuple(sets), image=image, observability_url=observability_url,
                             init_from=init_from, corpus=corpus, train_dataset=train_dataset, plugins=tuple(plugins),
                             then=tuple(then), allow_dirty=allow_dirty, framework_version=framework_version)
-    built = build_jobspec(lab, exp, options, profiles=_registry(backend), catalog=backend.catalog())
-    if not built.ok or built.job is None:
-        raise ToolRefusal(f"The JobSpec of {exp} could not be built", built.problems, status=422)
+    sub = build_submission(lab, exp, options, profiles=_registry(backend), catalog=backend.catalog(),
+                           pack="bundle" if include_bundle else "none")
+    built = sub.built
+    if sub.stage == "spec" or built is None or built.job is None:
+        raise ToolRefusal(f"The JobSpec of {exp} could not be built", sub.problems, status=422)
+    if sub.stage == "bundle" or (include_bundle and sub.bundle is None):
+        raise ToolRefusal(f"The bundle of {built.exp} was refused", sub.problems)
     prov = built.provenance
     data: dict[str, Any] = {
         "ok": True,
@@ -70,18 +75,16 @@ def build_spec(backend: ClientBackend, *, exp: str, profiles: list[str], sets: l
     }
     summary = [f"built the JobSpec of {built.exp} for profile {built.profile} "
                f"({built.spec['spec']['recipe']['name'] if built.spec else '?'}); nothing was uploaded"]
-    if include_bundle:
-        packed = pack_submission(lab, built.exp)
-        if packed.problems or packed.data is None:
-            raise ToolRefusal(f"The bundle of {built.exp} was refused", packed.problems)
+    if include_bundle and sub.bundle is not None and sub.packed is not None:
+        packed, bundle = sub.packed, sub.bundle
         files, files_note = clip_items(packed.files, 200, what="bundle file list")
-        data["bundle"] = {"bytes": len(packed.data), "files": files, "dropped": packed.dropped, "note": files_note}
-        if len(packed.data) > MAX_INLINE_BUNDLE:
-            data["note"] = (f"the bundle is {len(packed.data):,} bytes, more than {MAX_INLINE_BUNDLE:,} sent inline: "
+        data["bundle"] = {"bytes": len(bundle), "files": files, "dropped": packed.dropped, "note": files_note}
+        if len(bundle) > MAX_INLINE_BUNDLE:
+            data["note"] = (f"the bundle is {len(bundle):,} bytes, more than {MAX_INLINE_BUNDLE:,} sent inline: "
                             f"submit it with `sf submit {built.exp} --profile {built.profile}`")
         else:
-            data["bundle_base64"] = base64.b64encode(packed.data).decode("ascii")
-            summary.append(f"bundle: {len(packed.files)} file(s), {len(packed.data):,} bytes (bundle_base64)")
+            data["bundle_base64"] = base64.b64encode(bundle).decode("ascii")
+            summary.append(f"bundle: {len(packed.files)} file(s), {len(bundle):,} bytes (bundle_base64)")
     summary += [f"warning: {w.field}: {w.message}" for w in built.warnings]
     summary.append("validate_jobspec checks it against the console; submit_job(spec, profile, bundle_base64) runs it.")
     if data["note"]:
