@@ -1,5 +1,5 @@
 """The one wire between the console and the job side: launch plan, config modes, ingest vocabulary, artifact kinds,
-recipe identity and exit record (standard library + `starforge.contract` only; it runs inside training images).
+recipe identity, exit record, the run's log file and the durable ref of a started job (standard library + `starforge.contract` only; it runs inside training images).
 """
 
 from ._artifact_kinds import (
@@ -34,6 +34,7 @@ from ._config_modes import (
     override_style,
     takes_config_option,
 )
+from ._engine_ref import ref_parts
 from ._exit_record import EXIT_FILE_VARIABLE, ExitRecord, read_exit_record, write_exit_record
 from ._identity import IDENTITY_VARIABLES, RECIPE_IDENTITY, plan_identity, spec_identity
 from ._ingest import (
@@ -72,6 +73,7 @@ from ._plan import (
     PlanRecipe,
 )
 from ._plan_parse import parse_plan, read_plan
+from ._run_log import RUN_LOG, open_run_log, run_log_path
 
 __all__ = [
     "ARGPARSE",
@@ -134,6 +136,7 @@ __all__ = [
     "PlanFramework",
     "PlanRecipe",
     "RECIPE_IDENTITY",
+    "RUN_LOG",
     "SPLITS_DIR",
     "TRAINER_SHIM",
     "WRITTEN_CONFIG_FILE",
@@ -141,11 +144,14 @@ __all__ = [
     "channel_endpoint",
     "entry_shim",
     "input_value",
+    "open_run_log",
     "override_style",
     "parse_plan",
     "plan_identity",
     "read_exit_record",
     "read_plan",
+    "ref_parts",
+    "run_log_path",
     "spec_identity",
     "takes_config_option",
     "unix_endpoint",

@@ -87,7 +87,7 @@ class World:
             row = db.get(Job, job_id)
             assert row is not None
             row.run_dir = str(run_dir)
-        logs.append(run_dir, log)
+        logs.append(self.rt.logs, run_dir, log)
         assert self.api(token).post("/api/job/stop", params={"id": job_id}).json()["stopped"] is True
         return job_id
 
