@@ -149,5 +149,6 @@ def test_the_admin_page_switches_maintenance_mode_with_csrf(console: Console) ->
 
 def test_the_configuration_is_the_state_until_an_administrator_switches_it(tmp_path: Path) -> None:
     settings = load_settings(state_dir=tmp_path / "state", maintenance=True, maintenance_note=NOTE)
-    assert maintenance.current(settings) == maintenance.State(True, NOTE)
-    assert maintenance.refusal(settings) == NOTE and not (tmp_path / "state" / maintenance.FILE).exists()
+    switch = maintenance.Maintenance(settings)
+    assert switch.current() == maintenance.State(True, NOTE)
+    assert switch.refusal() == NOTE and not (tmp_path / "state" / maintenance.FILE).exists()

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult
 from starforge.client import Console
 from starforge.console import operator
 from starforge.console.app import create_app
-from starforge.console.runtime import Runtime
+from starforge.console.services.context import Runtime
 from starforge.console.services.logs import store as logs
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from ..runtime import Runtime
 from ..services import maintenance
 from ..services.accounts import admin, roles
+from ..services.context import Runtime
 from ..services.errors import Conflict, Forbidden, NotFound, Rejected
 from .pages import frame
 from .render import render

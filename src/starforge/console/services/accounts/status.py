@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ...runtime import Runtime
 from ...store.models import Job
+from ..context import Runtime
 from ..jobs.queries import job_view
 from ..jobs.rows import WAITING
 from ..quota.caps import ACTIVE, get_quota, usage

@@ -22,9 +22,9 @@ from ....wire import (
     PATH_LOGS,
     PATH_METRICS,
 )
-from ...runtime import Runtime
 from ...store.models import Job, JobEvent
 from ..accounts import credentials as accounts
+from ..context import Runtime
 from ..errors import NotFound, Rejected
 from ..logs import store as logs
 from ..registries import artifacts
