@@ -16,8 +16,8 @@ from starforge.console.app import build_console
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.admission import FOLLOWUP_CHECKS, POLICY_CHECKS
 from starforge.console.services.admission.followup import EXEMPT, EXEMPT_CODES, admit_followup
-from starforge.console.services.jobs.followups import child_spec, create_followups
 from starforge.console.services.context import Runtime
+from starforge.console.services.jobs.followups import child_spec, create_followups
 from starforge.console.services.jobs.rows import build_job, create_job, set_status
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from starforge.console.app import bootstrap_admin, build_console, create_app
-from starforge.console.services.context import Runtime
 from starforge.console.services.admission import AdmissionRequest, admit
+from starforge.console.services.context import Runtime
 from starforge.console.services.jobs import submission_writer
 from starforge.console.services.jobs.submission_writer import Admitted
 from starforge.console.services.quota import caps as quota
