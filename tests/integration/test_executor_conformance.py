@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from starforge.console.background import build_engines
+from starforge.console.settings import load_settings
 from starforge.engines import (
     ExecState,
     Executor,
@@ -31,10 +33,8 @@ from starforge.engines import (
     IsolationConfig,
     LaunchRequest,
     LocalExecutor,
+    registry,
 )
-from starforge.console.background import build_engines
-from starforge.console.settings import load_settings
-from starforge.engines import registry
 from tests import standin_engine
 from tests.conftest import require_bubblewrap
 from tests.integration import engines
