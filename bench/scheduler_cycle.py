@@ -47,7 +47,7 @@ def decision_pass(queue: list[Demand]) -> tuple[float, int]:
 def db_cycle() -> tuple[float, float, int]:
     import json
 
-    from starforge.console.app import build_runtime
+    from starforge.console.app import build_console
     from starforge.console.scheduler import Scheduler
     from starforge.console.settings import load_settings
     from starforge.console.store.models import Job, User
@@ -55,8 +55,7 @@ def db_cycle() -> tuple[float, float, int]:
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(state_dir=Path(tmp), capacity={"h200": NODES * GPUS_PER_NODE}, run_background=False)
-        rt = build_runtime(settings)
-        rt.capacity = dict(settings.capacity)
+        rt = build_console(settings).runtime  # without background work: its capacity is the settings'
         now = time.time()
         with rt.db.write() as db:
             users = [User(username=f"user{i}", role="operator", created_at=now) for i in range(USERS)]
@@ -70,7 +69,7 @@ def db_cycle() -> tuple[float, float, int]:
                                 requested_gpus=d.gpus, series_gpus=json.dumps(d.series_gpus), priority=d.priority,
                                 spec_json="{}", submitted_at=now))
             db.add_all(rows)
-        scheduler = Scheduler(rt, LocalExecutor(rt.capacity, gpus={}))
+        scheduler = Scheduler(rt, LocalExecutor(dict(rt.capacity), gpus={}))
         start = time.perf_counter()
         placed = scheduler.place()
         first = (time.perf_counter() - start) * 1000

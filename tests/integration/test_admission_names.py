@@ -23,15 +23,16 @@ DIGEST = "sha256:" + "0" * 64
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str]]:
     """The console app and its administrator token."""
-    from starforge.console.app import bootstrap_admin, build_runtime, create_app
+    from starforge.console.app import bootstrap_admin, build_console, create_app
     from starforge.console.settings import Settings
 
     state = Path(tmp_path_factory.mktemp("names")) / "state"
     settings = Settings(state_dir=state, capacity={"cpu": 2}, run_background=False)
-    runtime = build_runtime(settings)
+    built = build_console(settings)
+    runtime = built.runtime
     admin_token = bootstrap_admin(runtime)
     assert admin_token
-    with TestClient(create_app(settings, runtime)) as client:
+    with TestClient(create_app(settings, built)) as client:
         yield client, admin_token
 
 

@@ -25,14 +25,15 @@ from tests.integration.helpers import spec_for, submit
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """A console whose h200 series runs on Slurm and every other series locally; a fresh user's client."""
-    from starforge.console.app import bootstrap_admin, build_runtime, create_app
+    from starforge.console.app import bootstrap_admin, build_console, create_app
 
     state = Path(tmp_path_factory.mktemp("engines")) / "state"
     settings = Settings(state_dir=state, capacity={"cpu": 2, "h200": 16}, run_background=False,
                         engine_series={"h200": "slurm"})
-    runtime = build_runtime(settings)
+    built = build_console(settings)
+    runtime = built.runtime
     admin = bootstrap_admin(runtime)
-    with TestClient(create_app(settings, runtime)) as client:
+    with TestClient(create_app(settings, built)) as client:
         created = client.post("/api/admin/users", json={"username": f"u{uuid.uuid4().hex[:8]}"},
                               headers={"Authorization": f"Bearer {admin}"})
         assert created.status_code == 200, created.text

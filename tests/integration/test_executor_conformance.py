@@ -6,7 +6,9 @@ job-side paths from `executor.job_paths(run_dir)`, as the console does; files th
 are in the run's out folder, named by job-side paths, since a cluster engine may start the job in a copy of its work
 folder.
 The Slurm and Ray engines come from `tests/integration/engines.py` (markers `slurm` and `ray`; their services from
-`scripts/services.sh up`).
+`scripts/services.sh up`). The stand-in engine (`tests/standin_engine.py`) is added the way any new engine is: it is
+registered in the engine registry, named by a settings file, and built by the console's `build_engines`, which
+loops over the registry; the suite then runs on what the console built.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from starforge.console.background import build_engines
+from starforge.console.settings import load_settings
 from starforge.engines import (
     ExecState,
     Executor,
@@ -29,7 +33,9 @@ from starforge.engines import (
     IsolationConfig,
     LaunchRequest,
     LocalExecutor,
+    registry,
 )
+from tests import standin_engine
 from tests.conftest import require_bubblewrap
 from tests.integration import engines
 
@@ -50,11 +56,30 @@ def _local_lost(executor: Executor, request: LaunchRequest) -> str:
     return ref
 
 
+def _standin() -> Executor:
+    """The stand-in engine as a console builds it: registered, named by its settings file, made by `build_engines`."""
+    config = Path(tempfile.mkdtemp(prefix="standin-", dir=STORAGE)) / "console.yaml"
+    config.write_text("executor: standin\nexecutors:\n  standin: {slots: 4}\n", encoding="utf-8")
+    with registry.registered(standin_engine.ENGINE):
+        settings = load_settings(config, state_dir=config.parent / "state")
+        built = build_engines(settings, Isolation.none(STORAGE))
+    return built.engines["standin"]
+
+
+def _standin_lost(executor: Executor, request: LaunchRequest) -> str:
+    ref = executor.submit(request)  # standin:local:<pid>:…
+    _started(executor, ref)
+    os.killpg(int(ref.split(":")[2]), signal.SIGKILL)
+    _wait(executor, ref)
+    return ref
+
+
 EXECUTORS: dict[str, Callable[[], Executor]] = {
     "local": lambda: LocalExecutor({"cpu": 4}, gpus={}),
     "local-sandbox": _sandboxed,
     "slurm": engines.slurm_executor,
     "ray": engines.ray_executor,
+    "standin": _standin,
 }
 # how a job vanishes without a record on each engine: its process group is killed (local), the engine forgets it
 LOST: dict[str, Callable[[Executor, LaunchRequest], str]] = {
@@ -62,6 +87,7 @@ LOST: dict[str, Callable[[Executor, LaunchRequest], str]] = {
     "local-sandbox": _local_lost,
     "slurm": engines.slurm_lost,
     "ray": engines.ray_lost,
+    "standin": _standin_lost,
 }
 MARKS = {"slurm": [pytest.mark.slurm], "ray": [pytest.mark.ray]}
 ENGINE_PARAMS = [pytest.param(name, marks=MARKS.get(name, [])) for name in sorted(EXECUTORS)]

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from starforge.console.app import bootstrap_admin, build_runtime, create_app
+from starforge.console.app import bootstrap_admin, build_console, create_app
 from starforge.console.launch import run_dir_of
 from starforge.console.services.registries import artifacts
 from starforge.console.settings import Settings
@@ -30,9 +30,10 @@ from tests.integration.helpers import bundle, spec_for, submit
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Any, str]]:
     state = Path(tmp_path_factory.mktemp("followups")) / "state"
     settings = Settings(state_dir=state, capacity={"cpu": 2}, run_background=False)
-    rt = build_runtime(settings)
+    built = build_console(settings)
+    rt = built.runtime
     admin = bootstrap_admin(rt)
-    with TestClient(create_app(settings, rt)) as client:
+    with TestClient(create_app(settings, built)) as client:
         client.headers["Authorization"] = f"Bearer {admin}"
         yield client, rt, str(admin)
 

@@ -60,20 +60,26 @@ def test_a_drained_console_refuses_submissions_until_resumed_and_keeps_its_state
     status, refused = _job(console)
     assert status == 503 and refused["detail"] == NOTE
 
-    again = _app(tmp_path / "state")  # a restart on the same state folder: still in maintenance
-    try:
-        with TestClient(again, headers={"Authorization": f"Bearer {console.tokens['root']}"}) as admin:
+    again = Console(_app(tmp_path / "state"), console.tokens, {})  # a restart on the same state folder: still in
+    try:  # maintenance (each console keeps its own state in memory: the old process is gone)
+        with again.api("root") as admin:
             kept = admin.get("/api/admin/maintenance").json()
             assert (kept["maintenance_mode"], kept["note"]) == (True, NOTE)
             resumed = admin.post("/api/admin/maintenance/resume")
             assert resumed.status_code == 200, resumed.text
             assert resumed.json()["resuming"] is True and resumed.json()["maintenance_mode"] is False
+        status, accepted = _job(again)  # the restarted console admits again
+        assert status in (200, 202), accepted
+        with again.api("root") as admin:
+            active = admin.get("/api/admin/maintenance").json()
     finally:
-        again.state.runtime.db.dispose()
-    status, accepted = _job(console)  # the first app sees the state the second one wrote
-    assert status in (200, 202), accepted
-    with console.api("root") as admin:
-        active = admin.get("/api/admin/maintenance").json()
+        again.app.state.runtime.db.dispose()
+    later = _app(tmp_path / "state")  # and the next restart finds maintenance off, as the last console left it
+    try:
+        with TestClient(later, headers={"Authorization": f"Bearer {console.tokens['root']}"}) as admin:
+            assert admin.get("/api/admin/maintenance").json()["maintenance_mode"] is False
+    finally:
+        later.state.runtime.db.dispose()
     assert active["blockers"] == [accepted["job_id"]] and active["remaining_active"] == 1
     assert active["safe_to_restart"] is False  # maintenance is off
 
@@ -149,5 +155,6 @@ def test_the_admin_page_switches_maintenance_mode_with_csrf(console: Console) ->
 
 def test_the_configuration_is_the_state_until_an_administrator_switches_it(tmp_path: Path) -> None:
     settings = load_settings(state_dir=tmp_path / "state", maintenance=True, maintenance_note=NOTE)
-    assert maintenance.current(settings) == maintenance.State(True, NOTE)
-    assert maintenance.refusal(settings) == NOTE and not (tmp_path / "state" / maintenance.FILE).exists()
+    switch = maintenance.Maintenance(settings)
+    assert switch.current() == maintenance.State(True, NOTE)
+    assert switch.refusal() == NOTE and not (tmp_path / "state" / maintenance.FILE).exists()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from starforge.console.app import bootstrap_admin, build_runtime, create_app
+from starforge.console.app import bootstrap_admin, build_console, create_app
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.settings import Settings
 from starforge.console.store.models import Job
@@ -28,9 +28,10 @@ from tests.integration.helpers import spec_for, submit
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Any]]:
     state = Path(tmp_path_factory.mktemp("workdir")) / "state"
     settings = Settings(state_dir=state, capacity={"cpu": 2}, run_background=False)
-    rt = build_runtime(settings)
+    built = build_console(settings)
+    rt = built.runtime
     admin = bootstrap_admin(rt)
-    with TestClient(create_app(settings, rt)) as client:
+    with TestClient(create_app(settings, built)) as client:
         made = client.post("/api/admin/users", json={"username": f"u{uuid.uuid4().hex[:8]}"},
                            headers={"Authorization": f"Bearer {admin}"})
         client.headers["Authorization"] = f"Bearer {made.json()['token']}"

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from starforge.client import Console, NotFound, Rejected
-from starforge.console.runtime import Runtime
+from starforge.console.services.context import Runtime
 from tests.conftest import require_service
 from tests.integration.conftest import BACKENDS, _postgres_database
 from tests.integration.helpers import bundle, spec_for, submit
@@ -29,7 +29,7 @@ from tests.security.archives import Member, tar_gz
 def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient,
                                                                                                   Runtime, str]]:
     """The console app on a fresh store of each backend, its runtime and its administrator token."""
-    from starforge.console.app import bootstrap_admin, build_runtime, create_app
+    from starforge.console.app import bootstrap_admin, build_console, create_app
     from starforge.console.settings import Settings
 
     database_url = ""
@@ -38,9 +38,10 @@ def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                                                           "run `scripts/services.sh up`"))
     state = Path(tmp_path_factory.mktemp("sweeps")) / "state"
     settings = Settings(state_dir=state, capacity={"cpu": 8}, run_background=False, database_url=database_url)
-    runtime = build_runtime(settings)
+    built = build_console(settings)
+    runtime = built.runtime
     admin_token = bootstrap_admin(runtime)
-    with TestClient(create_app(settings, runtime)) as client:
+    with TestClient(create_app(settings, built)) as client:
         yield client, runtime, admin_token
     runtime.db.dispose()
 

@@ -12,7 +12,7 @@ import base64
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +92,11 @@ class Clock:
 @pytest.fixture
 def clock(console: Console) -> Iterator[Clock]:
     """Give the console fresh limiters on a clock the test moves; the console's own come back afterwards."""
-    rt = console.app.state.runtime
-    kept, tick = rt.throttles, Clock()
-    rt.throttles = Throttles(clock=tick)
+    app = console.app
+    kept, tick = app.state.runtime, Clock()
+    app.state.runtime = replace(kept, throttles=Throttles(clock=tick))  # the same console, other limiters
     yield tick
-    rt.throttles = kept
+    app.state.runtime = kept
 
 
 def _device(**facts: Any) -> str:
@@ -238,8 +238,8 @@ def test_guessing_user_codes_backs_off(console: Console, clock: Clock) -> None:
 
 
 def test_device_logins_are_rate_limited_per_address(console: Console, clock: Clock) -> None:
-    rt = console.app.state.runtime
-    rt.throttles = Throttles(Limits(device_codes=Rate(5, 60.0)), clock=clock)
+    app = console.app
+    app.state.runtime = replace(app.state.runtime, throttles=Throttles(Limits(device_codes=Rate(5, 60.0)), clock=clock))
     flood = console.browser(address="198.51.100.1")
     for _ in range(5):
         assert flood.post("/api/cli/device/code", json={}).status_code == 200
@@ -252,8 +252,9 @@ def test_device_logins_are_rate_limited_per_address(console: Console, clock: Clo
 
 
 def test_an_address_holds_a_bounded_number_of_pending_device_logins(console: Console, clock: Clock) -> None:
-    rt = console.app.state.runtime
-    rt.throttles = Throttles(Limits(device_codes=Rate(1000, 1.0), pending_device_codes=3), clock=clock)
+    app = console.app
+    app.state.runtime = replace(app.state.runtime, throttles=Throttles(
+        Limits(device_codes=Rate(1000, 1.0), pending_device_codes=3), clock=clock))
     asker = console.browser(address="198.51.100.3")
     grants = [asker.post("/api/cli/device/code", json={}).json() for _ in range(3)]
     refused = asker.post("/api/cli/device/code", json={})

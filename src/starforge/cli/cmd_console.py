@@ -96,7 +96,7 @@ def up(
     from dataclasses import replace
 
     if ray_address:
-        settings = replace(settings, ray=replace(settings.ray, address=ray_address))
+        settings = settings.with_engine_config("ray", replace(settings.ray, address=ray_address))
     if "ray" in settings.engines() and not settings.ray.address:
         Output().abort("the Ray engine needs the address of its cluster's Jobs API",
                        hint="pass --ray-address http://HEAD:8265 (or `executors.ray.address` in the config file)",

@@ -1,15 +1,25 @@
-"""`create_app(settings)`: build the console once — database (migrated), served catalog, routers, background loops."""
+"""`create_app(settings)`: build the console once (`build_console`: database, served catalog, job sandbox, engines,
+the frozen runtime), then its routers; the background loops start with the application's lifespan."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
 from .. import __version__
+from ..engines.base import JobPaths
+from ..engines.isolation import Isolation
+from ..engines.routing import Engines
+from ..engines.runtimes import Runtimes
+from ..recipes import Catalog, RecipeMemo
 from .api.errors import install_error_handlers
 from .api.hot_paths import HotPaths
 from .api.routers import (
@@ -30,37 +40,99 @@ from .api.routers import (
     volumes,
     web,
 )
+from .background import build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
-from .runtime import Runtime, load_served_catalog
+from .renderers import renderers
+from .runtime import Console, console_identity, load_served_catalog
+from .services.accounts.cache import AccountCache
+from .services.context import Runtime, wake
+from .services.jobs.submission_writer import SubmissionWriter
+from .services.logs.store import LogLocks
+from .services.maintenance_state import Maintenance
+from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
 
-__all__ = ["bootstrap_admin", "build_runtime", "create_app", "prepare_isolation"]
+if TYPE_CHECKING:
+    from .scheduler import BackgroundLoop
+
+__all__ = ["Opened", "bootstrap_admin", "build_console", "create_app", "open_state"]
 
 log = logging.getLogger("starforge.console")
 
 
-def build_runtime(settings: Settings) -> Runtime:
+@dataclass(frozen=True, eq=False)
+class Opened:
+    """The console's stored state, opened and checked: its database (migrated) and served catalog with its memo."""
+
+    db: Database
+    catalog: Catalog
+    memo: RecipeMemo
+
+
+def open_state(settings: Settings) -> Opened:
     """Prepare the state directory, migrate the database and load the served catalog (refusing an invalid one)."""
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     settings.state_dir.chmod(0o700)
     db = Database(settings.db_url, changes=settings.accounts_changes)
     db.migrate()
-    return Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
+    memo = RecipeMemo()
+    return Opened(db, load_served_catalog(settings, memo), memo)
 
 
-def prepare_isolation(rt: Runtime) -> Any:
-    """Check and return how the local executor isolates jobs; raise SandboxUnavailable with the fix."""
-    from ..engines.isolation import Isolation
-    from ..engines.local import detect_gpus
+def build_console(settings: Settings, *, opened: Opened | None = None, isolation: Isolation | None = None,
+                  engines: Engines | None = None, runtimes: Runtimes | None = None,
+                  throttles: Throttles | None = None) -> Console:
+    """Build the console whole, once, in start order: the stored state (`open_state`), the job sandbox and the
+    engines (when it runs background work), then the frozen runtime services receive. A part given is used as it
+    is (`serve` opens the state, prepares the sandbox and reaches the engines itself, saying what they are before it
+    listens; tests give throttles on their own clock).
+    """
+    opened = opened or open_state(settings)
+    db, catalog, memo = opened.db, opened.catalog, opened.memo
+    if isolation is None:
+        isolation = Isolation.none(settings.state_dir)
+        if settings.run_background and "local" in settings.engines():  # an app built without `serve` (tests,
+            isolation = prepare_isolation(settings)  # embedding): check and warn here
+            if not isolation.sandboxed:
+                log.warning("%s", isolation.warning())
+    if engines is None and settings.run_background:
+        engines = build_engines(settings, isolation)
+    capacity = engines.capacity() if engines is not None else dict(settings.capacity)
+    wakeup, place_due = threading.Event(), threading.Event()
+    runtime = Runtime(
+        settings=settings,
+        db=db,
+        catalog=catalog,
+        identity=console_identity(settings.state_dir),
+        capacity=capacity,
+        job_paths=_job_paths(engines, isolation),
+        accounts=AccountCache(db, db.account_changes),
+        submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,
+                                     wake=functools.partial(wake, wakeup, place_due)),
+        throttles=throttles or Throttles(),
+        maintenance=Maintenance(settings),
+        logs=LogLocks(),
+        recipes=memo,
+        renderers=renderers(settings),
+        wakeup=wakeup,
+        place_due=place_due,
+    )
+    return Console(runtime=runtime, isolation=isolation, engines=engines,
+                   runtimes=runtimes or Runtimes(settings.runtimes))
 
-    gpus = detect_gpus()
-    slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **rt.settings.capacity}.values())
-    from .job_channel import channel_folder
 
-    masked = (rt.settings.config_file,) if rt.settings.config_file else ()
-    return Isolation.prepare(rt.settings.state_dir, rt.settings.local, total_slots=slots, masked=masked,
-                             channel=channel_folder(rt.settings.state_dir))
+def _job_paths(engines: Engines | None, isolation: Isolation) -> Callable[[Path, str], JobPaths]:
+    """Return where the folders of a run appear to its job: as the engine that started it (`ref`) shows them, else
+    as the local sandbox does."""
+
+    def job_paths(run_dir: Path, ref: str = "") -> JobPaths:
+        executor = engines.for_ref(ref) if ref and engines is not None else None
+        if executor is not None:
+            return executor.job_paths(run_dir)
+        return isolation.job_paths(run_dir)
+
+    return job_paths
 
 
 def bootstrap_admin(rt: Runtime) -> str | None:
@@ -77,22 +149,23 @@ def bootstrap_admin(rt: Runtime) -> str | None:
         return accounts.issue_api_token(db, admin_user, "first-start admin token")
 
 
-def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
-    """Return the console application; background loops start with the app when `settings.run_background`."""
-    rt = runtime or build_runtime(settings)
+def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
+    """Return the console application (`console` built from `settings` when not given); background loops start with
+    the app when the console has engines (`settings.run_background`)."""
+    built = console or build_console(settings)
+    rt = built.runtime
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        if settings.run_background:
-            from .background import start_background
-
-            start_background(rt)
+        loops: list[BackgroundLoop] = []
+        if built.engines is not None:
+            loops = start_background(built)
         try:
             yield
         finally:
-            for task in rt.background:
-                task.stop()
-            rt.runtimes.shutdown()  # builds under way are started again by the next console (their jobs wait)
+            for loop in loops:
+                loop.stop()
+            built.runtimes.shutdown()  # builds under way are started again by the next console (their jobs wait)
             rt.db.dispose()
 
     app = FastAPI(
@@ -106,6 +179,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     )
     app.router.redirect_slashes = False
     app.state.runtime = rt
+    app.state.console = built
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,

@@ -1,70 +1,67 @@
-"""Start the console's background work: its engines (local, Slurm, Ray) and the scheduler loop (reconciling first)."""
+"""The console's engine side at start: the job sandbox (`prepare_isolation`), the engines the settings name, built
+from the engine registry (`build_engines`), and the background loop (`start_background`, reconciling first)."""
 
 from __future__ import annotations
 
-import logging
 import os
+from typing import TYPE_CHECKING
 
+from ..engines import registry
 from ..engines.base import Executor
 from ..engines.identities import UidPool
+from ..engines.isolation import Isolation
 from ..engines.routing import Engines
-from .runtime import Runtime
+from .runtime import Console
+from .settings import Settings
 
-__all__ = ["build_engines", "start_background"]
+if TYPE_CHECKING:
+    from .scheduler import BackgroundLoop
 
-
-def build_engines(rt: Runtime) -> Engines:
-    """Return the engines the settings name (`executor`, `executors.series`), each series routed to its own."""
-    settings = rt.settings
-    engines: dict[str, Executor] = {}
-    if "local" in settings.engines():
-        from ..engines import LocalExecutor
-        from .app import prepare_isolation
-
-        if rt.isolation is None:  # an app built without `serve` (tests, embedding): check and warn here
-            rt.isolation = prepare_isolation(rt)
-            if not rt.isolation.sandboxed:
-                logging.getLogger("starforge.console").warning("%s", rt.isolation.warning())
-        engines["local"] = LocalExecutor(settings.capacity, isolation=rt.isolation,
-                                         stop_grace=settings.stop_grace_seconds)
-    if "slurm" in settings.engines():
-        from ..engines.slurm.executor import SlurmExecutor
-
-        engines["slurm"] = SlurmExecutor(settings.slurm, stop_grace=settings.stop_grace_seconds,
-                                         storage_root=settings.state_dir, uids=_job_uids(rt))
-    if "ray" in settings.engines():
-        from ..engines.ray.executor import RayExecutor
-
-        try:
-            engines["ray"] = RayExecutor(settings.ray, settings.ray.address, stop_grace=settings.stop_grace_seconds,
-                                         storage_root=settings.state_dir)
-        except ModuleNotFoundError as exc:  # the `ray` extra is optional: name it and its install command
-            from ..extras import missing_extra
-
-            missing = missing_extra(exc, "the Ray engine (`--executor ray`, `executors.ray`)")
-            if missing is None:
-                raise
-            raise missing from exc
-    return Engines(engines, settings.engine_of)
+__all__ = ["build_engines", "job_uids", "prepare_isolation", "start_background"]
 
 
-def _job_uids(rt: Runtime) -> UidPool | None:
+def prepare_isolation(settings: Settings) -> Isolation:
+    """Check and return how the local engine isolates jobs; raise SandboxUnavailable with the fix."""
+    from ..engines.local import detect_gpus
+    from .job_channel import channel_folder
+
+    gpus = detect_gpus()
+    slots = sum({**{s: len(ids) for s, ids in gpus.items()}, **settings.capacity}.values())
+    masked = (settings.config_file,) if settings.config_file else ()
+    return Isolation.prepare(settings.state_dir, settings.local, total_slots=slots, masked=masked,
+                             channel=channel_folder(settings.state_dir))
+
+
+def job_uids(settings: Settings, isolation: Isolation) -> UidPool | None:
     """Return the pool of job uids the engines share: the local sandbox's, else one of `executors.local.uid_range`
     (a root console only; accounts keep one uid across engines)."""
-    if rt.isolation is not None and rt.isolation.uids is not None:
-        shared: UidPool = rt.isolation.uids
+    if isolation.uids is not None:
+        shared: UidPool = isolation.uids
         return shared
-    return UidPool(*rt.settings.local.uid_range) if os.getuid() == 0 else None
+    return UidPool(*settings.local.uid_range) if os.getuid() == 0 else None
 
 
-def start_background(rt: Runtime) -> None:
-    """Create the engines, publish their capacity, reconcile jobs left by a previous process and start the loop."""
+def build_engines(settings: Settings, isolation: Isolation) -> Engines:
+    """Return the engines the settings name (`executor`, `executors.series`), built in registry order, each series
+    routed to its own; raise `ExecutorError` when an engine cannot be reached."""
+    context = registry.EngineContext(state_dir=settings.state_dir, capacity=dict(settings.capacity),
+                                     stop_grace=settings.stop_grace_seconds, isolation=isolation,
+                                     uids=job_uids(settings, isolation))
+    wanted = settings.engines()
+    built: dict[str, Executor] = {}
+    for engine in registry.engines():
+        if engine.name in wanted:
+            built[engine.name] = engine.build(settings.engine_config(engine.name), context)
+    return Engines(built, settings.engine_of)
+
+
+def start_background(console: Console) -> list[BackgroundLoop]:
+    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines; return the
+    started loops (each with `stop()`)."""
     from .scheduler import BackgroundLoop, Scheduler
 
-    if rt.engines is None:  # `serve` builds them before it listens (an engine may be down)
-        rt.engines = build_engines(rt)
-    engines: Engines = rt.engines
-    rt.capacity = engines.capacity()
-    loop = BackgroundLoop(rt, Scheduler(rt, engines), rt.settings.scheduler_interval)
-    rt.background.append(loop)
+    assert console.engines is not None, "a console without engines runs no background work"
+    rt = console.runtime
+    loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes), rt.settings.scheduler_interval)
     loop.start()
+    return [loop]

@@ -50,7 +50,7 @@ from ..wire import (
     entry_shim,
     takes_config_option,
 )
-from .runtime import Runtime
+from .services.context import Runtime
 from .services.jobs.bundles import bundle_path
 from .services.jobs.model_paths import resolve_model_folder
 

@@ -32,11 +32,11 @@ from starforge.mcp import (
     resolve_handle,
 )
 
-from .runtime import Runtime
 from .services import handshake
 from .services.accounts import status as account_status
 from .services.accounts.credentials import UserView
 from .services.admission.envelope import Envelope
+from .services.context import Runtime
 from .services.errors import ConsoleError, Rejected
 from .services.jobs import control as job_control
 from .services.jobs import reads as job_reads

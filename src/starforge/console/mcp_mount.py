@@ -20,8 +20,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .api.deps import current_user
-from .runtime import Runtime
 from .services.accounts.credentials import UserView
+from .services.context import Runtime
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -32,11 +32,11 @@ from ..contract import parse_or_raise
 from ..engines import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
 from ..engines.base import ref_parts
 from ..engines.routing import Engines
-from ..engines.runtimes import JobRuntime, RuntimeRecord, RuntimeSpec, job_kind
+from ..engines.runtimes import JobRuntime, RuntimeRecord, Runtimes, RuntimeSpec, job_kind
 from .launch import LaunchFailure, job_inputs, prepare_run, run_dir_of
-from .runtime import Runtime
 from .services import maintenance
 from .services.accounts import credentials as accounts
+from .services.context import Runtime
 from .services.jobs.failure_line import failure_reason
 from .services.jobs.followups import create_followups
 from .services.jobs.rows import QUEUE_ORDER, WAITING, set_status
@@ -82,9 +82,10 @@ class Scheduler:
     until the engine runs it.
     """
 
-    def __init__(self, rt: Runtime, executor: Executor | Engines) -> None:
+    def __init__(self, rt: Runtime, executor: Executor | Engines, *, runtimes: Runtimes | None = None) -> None:
         self.rt = rt
         self.engines = executor if isinstance(executor, Engines) else Engines.single(executor)
+        self.runtimes = runtimes or Runtimes(rt.settings.runtimes)  # recipe runtimes: plans, cache, build workers
         self.owner = f"console-{secrets.token_hex(4)}"
         self._signalled: set[str] = set()
         self._preparing: dict[str, _Build] = {}  # job id -> the build its runtime waits for (scheduler thread only)
@@ -94,7 +95,7 @@ class Scheduler:
         """Decide every waiting job on one snapshot and commit the placements; return how many were placed.
 
         While the console is in maintenance nothing is placed: the waiting jobs are held, with the note as reason."""
-        held = maintenance.current(self.rt.settings)
+        held = self.rt.maintenance.current()
         if held.on:
             return self._hold(held.note)
         with self.rt.db.write() as db:
@@ -188,11 +189,11 @@ class Scheduler:
         try:
             if built is None:
                 spec = self._runtime_plan(claim)
-                built = self.rt.runtimes.ready(spec) if spec is not None else None
+                built = self.runtimes.ready(spec) if spec is not None else None
                 if spec is not None and built is None:
                     self._start_build(claim, spec)
                     return 0
-            runtime = self.rt.runtimes.job_runtime(built) if built is not None else None
+            runtime = self.runtimes.job_runtime(built) if built is not None else None
             executor, request = self._prepare(claim, runtime)
             ref = executor.submit(request)
             state = executor.poll(ref)
@@ -235,7 +236,7 @@ class Scheduler:
             raise LaunchFailure(f"recipe {spec.spec.recipe.name} is no longer in the served catalog")
         version = spec.spec.framework.version or recipe.runtime.default_version
         kind = job_kind(series, self.rt.settings.runtimes)
-        return self.rt.runtimes.plan(recipe, version, kind).spec
+        return self.runtimes.plan(recipe, version, kind).spec
 
     def _start_build(self, claim: _Claim, spec: RuntimeSpec) -> None:
         """Make a claimed job `preparing` and build (or join the build of) its runtime on a worker thread."""
@@ -249,7 +250,7 @@ class Scheduler:
             log_file.parent.mkdir(parents=True, exist_ok=True)  # the build writes into the job's log from now on
             job.run_dir = str(run_dir)  # `sf job logs` shows the build while the job prepares
             set_status(db, job, "preparing", reason=f"building runtime {spec.label}")
-        future = self.rt.runtimes.prepare(spec, log_file)
+        future = self.runtimes.prepare(spec, log_file)
         self._preparing[claim.job_id] = _Build(claim, spec, future)
         future.add_done_callback(lambda _done: self.rt.wake())
         log.info("job %s: preparing runtime %s", claim.job_id, spec.label)

@@ -1,8 +1,9 @@
 """Run the console with uvicorn on loopback by default, with header limits large enough for X-Forge-Meta.
 
 Start order matters: the database and catalog are checked, then the job sandbox (the console refuses to start
-when jobs cannot be isolated), then the port is bound, and only then is the one-time admin token created and
-printed — a console that cannot serve never swallows the token.
+when jobs cannot be isolated), then the engines are reached and the console is built whole (`build_console`),
+then the port is bound, and only then is the one-time admin token created and printed — a console that cannot
+serve never swallows the token.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import gc
 import socket
 import sys
 
+from ..engines.isolation import Isolation
 from .api.hot_paths import HotPaths
-from .app import bootstrap_admin, build_runtime, create_app, prepare_isolation
+from .app import bootstrap_admin, build_console, create_app, open_state
+from .background import build_engines, prepare_isolation
 from .banner import sandbox_banner
 from .http_protocol import http_protocol
 from .job_channel import JobChannelGuard, bind_channel
@@ -50,23 +53,21 @@ def serve(settings: Settings) -> None:
     """Start the console in the foreground; print the one-time admin token on a fresh state directory."""
     import uvicorn
 
-    rt = build_runtime(settings)
+    opened = open_state(settings)
     if "local" in settings.engines():
-        rt.isolation = prepare_isolation(rt)
+        isolation = prepare_isolation(settings)
     else:  # every series runs on a cluster engine: nothing runs on this machine
-        from ..engines.isolation import Isolation
-
-        rt.isolation = Isolation.none(settings.state_dir)
-    if "local" in settings.engines() and not rt.isolation.sandboxed:
+        isolation = Isolation.none(settings.state_dir)
+    if "local" in settings.engines() and not isolation.sandboxed:
         bar = "!" * 100
-        print(f"{bar}\n{rt.isolation.warning()}\n{bar}", file=sys.stderr, flush=True)
-    from .background import build_engines
-
-    if settings.run_background:
-        rt.engines = build_engines(rt)  # raises ExecutorError when an engine cannot be reached
+        print(f"{bar}\n{isolation.warning()}\n{bar}", file=sys.stderr, flush=True)
+    # build_engines raises ExecutorError when an engine cannot be reached
+    engines = build_engines(settings, isolation) if settings.run_background else None
+    console = build_console(settings, opened=opened, isolation=isolation, engines=engines)
+    rt = console.runtime
     sock = bind(settings.host, settings.port)
     sockets = [sock]
-    if rt.isolation.network is not None:  # jobs in their own network reach the console only through its channel
+    if isolation.network is not None:  # jobs in their own network reach the console only through its channel
         sockets.append(bind_channel(settings.state_dir))
     token = bootstrap_admin(rt)
     if token:
@@ -75,10 +76,10 @@ def serve(settings: Settings) -> None:
     if not settings.image_allowlist:
         print("note: no image_allowlist is configured, so every --image override is refused; allow a registry "
               "with `image_allowlist` in the --config file or `--allow-registry HOST`", file=sys.stderr, flush=True)
-    app = create_app(settings, rt)
+    app = create_app(settings, console)
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
           f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
-          f"engines {', '.join(settings.engines())}; {sandbox_banner(settings, rt.isolation)})", file=sys.stderr,
+          f"engines {', '.join(settings.engines())}; {sandbox_banner(settings, isolation)})", file=sys.stderr,
           flush=True)
     config = uvicorn.Config(
         # the channel's guard first (a job's Unix-socket connection reaches the ingest only), then the hot routes, which

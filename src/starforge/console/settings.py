@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from starforge.contract import ProfileEntry
 from starforge.wire.quota_fields import QuotaCaps
 
+from ..engines import registry
 from ..engines.isolation import IsolationConfig
-from ..engines.jobnet import network_mode
 from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
-from ..engines.ray.config import RaySettings, ray_settings_from
+from ..engines.ray.config import RaySettings
 from ..engines.runtimes.config import RuntimeSettings, runtime_settings_from
-from ..engines.slurm.config import SlurmSettings, slurm_settings_from
+from ..engines.slurm.config import SlurmSettings
 
-__all__ = ["ENGINES", "CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
+if TYPE_CHECKING:
+    from ..engines.runtimes import Blocker
 
-ENGINES = ("local", "slurm", "ray")  # the engines a console can drive (`executor`, `executors.series`)
+__all__ = ["CatalogSettings", "QuotaDefaults", "Settings", "SettingsError", "load_settings", "user_cache_dir"]
+
 UNPLACEABLE = ("refuse", "queue")  # `admission.unplaceable`: what admission does with a job no capacity can serve
 
 
@@ -98,9 +99,8 @@ class Settings:
     stop_grace_seconds: float = 10.0
     executor: str = "local"  # the engine of every series `engine_series` does not name (`sf console up --executor`)
     engine_series: dict[str, str] = field(default_factory=dict)  # `executors.series`: series → engine
-    local: IsolationConfig = field(default_factory=IsolationConfig)  # `executors.local`: the job sandbox and limits
-    slurm: SlurmSettings = field(default_factory=SlurmSettings)  # `executors.slurm`: series → partitions, scripts
-    ray: RaySettings = field(default_factory=RaySettings)  # `executors.ray`: series → Ray resources, runtimes
+    # `executors.<name>` of every registered engine (`engines.registry`), read by its own reader: name → settings
+    engine_settings: Mapping[str, Any] = field(default_factory=registry.default_settings)
     profile_max_hours: dict[str, float] = field(default_factory=dict)  # wall-time limit per profile (`max_hours`)
     passthrough_env: dict[str, str] = field(default_factory=dict)
     framework_dirs: dict[str, str] = field(default_factory=dict)
@@ -135,6 +135,44 @@ class Settings:
     def engine_of(self, series: str) -> str:
         """Return the engine that runs jobs of `series`: the one `executors.series` names, else the default."""
         return self.engine_series.get(series, self.executor)
+
+    def engine_config(self, name: str) -> Any:
+        """Return the settings of engine `name` (`executors.<name>`), its defaults when the configuration has none."""
+        found = self.engine_settings.get(name)
+        return found if found is not None else registry.get(name).defaults()
+
+    def with_engine_config(self, name: str, config: Any) -> Settings:
+        """Return these settings with engine `name`'s settings replaced by `config`."""
+        return replace(self, engine_settings={**self.engine_settings, name: config})
+
+    @property
+    def local(self) -> IsolationConfig:
+        """Return `executors.local`: the local engine's job sandbox and limits."""
+        return cast(IsolationConfig, self.engine_config("local"))
+
+    @property
+    def slurm(self) -> SlurmSettings:
+        """Return `executors.slurm`: series → partitions, batch scripts."""
+        return cast(SlurmSettings, self.engine_config("slurm"))
+
+    @property
+    def ray(self) -> RaySettings:
+        """Return `executors.ray`: series → Ray resources, runtimes."""
+        return cast(RaySettings, self.engine_config("ray"))
+
+    def series_kind(self, series: str) -> str:
+        """Return `cpu` for a series of `runtimes.cpu_series` (no GPUs), else `gpu`."""
+        from ..engines.runtimes import series_kind
+
+        return series_kind(series, self.runtimes)
+
+    def runtime_blocker(self, recipe: Any, version: str, series: str) -> Blocker | None:
+        """Return why this console cannot start `recipe` at `version` on `series` (its runtimes, its framework
+        checkouts, its own interpreter), or None when it can."""
+        from ..engines.runtimes import blocker, console_environment
+
+        return blocker(recipe, version, series, settings=self.runtimes, framework_dirs=self.framework_dirs,
+                       env=console_environment())
 
     def engines(self) -> tuple[str, ...]:
         """Return the engines this console drives: the default one and every one `executors.series` names."""
@@ -171,63 +209,6 @@ def _profiles_from(raw: Any) -> tuple[tuple[ProfileEntry, ...], dict[str, float]
                 raise SettingsError(f"profiles[{i}].max_hours: must be a number of hours ≥ 0 (0 = no limit)")
             hours[item["name"]] = float(value)
     return tuple(out), hours
-
-
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:([KMGT])(?:i?B)?|B)?\s*", re.IGNORECASE)
-
-
-def _bytes(value: Any, key: str) -> int:
-    """Read a size: a number of bytes, or a number with K, M, G or T (powers of 1024; `GiB`, `GB`, `G` alike)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        raise SettingsError(f"{key}: must be a size such as 4GiB, 512MiB or a number of bytes")
-    power = " KMGT".index(match.group(2).upper()) if match.group(2) else 0
-    return int(float(match.group(1)) * 1024**power)
-
-
-def _local_executor(raw: Any) -> IsolationConfig:
-    if not isinstance(raw, dict):
-        raise SettingsError("executors.local: must be a mapping {sandbox, network, uid_range, memory_per_slot, "
-                            "cpus_per_slot, cgroup}")
-    known = {"sandbox", "network", "uid_range", "memory_per_slot", "cpus_per_slot", "cgroup"}
-    unknown = set(raw) - known
-    if unknown:
-        raise SettingsError(f"executors.local: unknown keys {', '.join(sorted(map(str, unknown)))} "
-                            f"(known: {', '.join(sorted(known))})")
-    values: dict[str, Any] = {}
-    if "sandbox" in raw:
-        sandbox = raw["sandbox"]  # YAML 1.1 reads a bare `off` as False
-        if sandbox not in (True, False, "on", "off"):
-            raise SettingsError("executors.local.sandbox: must be on or off")
-        values["sandbox"] = sandbox in (True, "on")
-    if "network" in raw:
-        try:
-            values["network"] = network_mode(raw["network"], "executors.local.network")
-        except ValueError as exc:
-            raise SettingsError(str(exc)) from exc
-    if "uid_range" in raw:
-        pair = raw["uid_range"]
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)):
-            raise SettingsError("executors.local.uid_range: must be [first, last], e.g. [61184, 65519]")
-        values["uid_range"] = (pair[0], pair[1])
-    if "memory_per_slot" in raw:
-        values["memory_per_slot"] = _bytes(raw["memory_per_slot"], "executors.local.memory_per_slot")
-    if "cpus_per_slot" in raw:
-        cpus = raw["cpus_per_slot"]
-        if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not 0 < cpus <= 4096:
-            raise SettingsError("executors.local.cpus_per_slot: must be a number of CPUs > 0")
-        values["cpus_per_slot"] = float(cpus)
-    if "cgroup" in raw:
-        cgroup = raw["cgroup"]
-        if cgroup is False:
-            cgroup = "off"
-        if not isinstance(cgroup, str) or not (cgroup in ("auto", "off") or cgroup.startswith("/sys/fs/cgroup/")):
-            raise SettingsError("executors.local.cgroup: must be auto, off or a directory under /sys/fs/cgroup")
-        values["cgroup"] = cgroup
-    return replace(IsolationConfig(), **values)
 
 
 def _model_roots(raw: Any) -> tuple[str, ...]:
@@ -274,8 +255,9 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
 def _check_engines(settings: Settings) -> None:
     """Refuse an unknown default engine (`executor`, `sf console up --executor`) and an unknown
     `admission.unplaceable`."""
-    if settings.executor not in ENGINES:
-        raise SettingsError(f"executor: unknown engine {settings.executor!r} (known: {', '.join(ENGINES)})")
+    known = registry.names()
+    if settings.executor not in known:
+        raise SettingsError(f"executor: unknown engine {settings.executor!r} (known: {', '.join(known)})")
     if settings.unplaceable not in UNPLACEABLE:
         raise SettingsError(f"admission.unplaceable: must be {' or '.join(UNPLACEABLE)}, not {settings.unplaceable!r}")
 
@@ -324,74 +306,107 @@ def _admission(raw: Any) -> dict[str, Any]:
 def _engine_series(raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
         raise SettingsError("executors.series: must map series names to engines, e.g. {h200: slurm, cpu: local}")
+    known = registry.names()
     for series, engine in raw.items():
-        if engine not in ENGINES:
-            raise SettingsError(f"executors.series.{series}: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+        if engine not in known:
+            raise SettingsError(f"executors.series.{series}: unknown engine {engine!r} (known: {', '.join(known)})")
     return {str(k): str(v) for k, v in raw.items()}
+
+
+def _executors(raw: dict[str, Any]) -> dict[str, Any]:
+    """Read `executors:`: `series` (series → engine), then each registered engine's block with its own reader."""
+    known = registry.names()
+    unknown = set(raw) - {*known, "series"}
+    if unknown:
+        raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} "
+                            f"(known: {', '.join(known)}; and `series`, which maps series to engines)")
+    out: dict[str, Any] = {}
+    if "series" in raw:
+        out["engine_series"] = _engine_series(raw["series"])
+    read: dict[str, Any] = {}
+    for engine in registry.engines():
+        if engine.name in raw:
+            try:
+                read[engine.name] = engine.read(raw[engine.name])
+            except ValueError as exc:
+                raise SettingsError(str(exc)) from exc
+    if read:
+        out["engine_settings"] = {**registry.default_settings(), **read}
+    return out
+
+
+def _executors_block(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SettingsError("executors: must be a mapping, e.g. {local: {sandbox: on}}")
+    return _executors(value)
+
+
+def _port(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+        raise SettingsError("port: must be a TCP port number (1-65535)")
+    return {"port": value}
+
+
+def _catalog(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SettingsError("catalog: must be a mapping {path, digest_scheme, core_version, core_requirement}")
+    disabled = tuple(value.pop("disabled", ()) or ())
+    return {"catalog": replace(CatalogSettings(), disabled=disabled, **value)}
+
+
+def _quota(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SettingsError("quota: must be a mapping")
+    allowed = tuple(value.pop("allowed_profiles", ()) or ())
+    return {"quota": replace(QuotaDefaults(), allowed_profiles=allowed, **value)}
+
+
+def _capacity(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
+        raise SettingsError("capacity: must map series names to slot counts (integers ≥ 0)")
+    return {"capacity": {str(k): int(v) for k, v in value.items()}}
+
+
+def _kuberay(value: Any) -> dict[str, Any]:
+    try:
+        return {"kuberay": kuberay_config_from(value)}
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
+
+
+def _runtimes(value: Any) -> dict[str, Any]:
+    try:
+        return {"runtimes": runtime_settings_from(value, _default_runtimes())}
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
+
+
+def _profiles(value: Any) -> dict[str, Any]:
+    profiles, hours = _profiles_from(value)
+    return {"profiles": profiles, "profile_max_hours": hours}
+
+
+# the configuration keys read by a reader of their own (every other key is taken as it is): key → reader of its
+# value, returning the settings fields it sets
+_READERS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "profiles": _profiles,
+    "executors": _executors_block,
+    "port": _port,
+    "catalog": _catalog,
+    "quota": _quota,
+    "capacity": _capacity,
+    "kuberay": _kuberay,
+    "model_roots": lambda value: {"model_roots": _model_roots(value)},
+    "admission": _admission,
+    "runtimes": _runtimes,
+    "trusted_proxies": lambda value: {"trusted_proxies": _trusted_proxies(value)},
+    "image_allowlist": lambda value: {"image_allowlist": None if value is None else tuple(str(v) for v in value)},
+}
 
 
 def _from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        if key == "profiles":
-            out["profiles"], out["profile_max_hours"] = _profiles_from(value)
-        elif key == "executors":
-            if not isinstance(value, dict):
-                raise SettingsError("executors: must be a mapping, e.g. {local: {sandbox: on}}")
-            unknown = set(value) - {"local", "slurm", "ray", "series"}
-            if unknown:
-                raise SettingsError(f"executors: unknown engines {', '.join(sorted(map(str, unknown)))} "
-                                    "(known: local, slurm, ray; and `series`, which maps series to engines)")
-            if "series" in value:
-                out["engine_series"] = _engine_series(value["series"])
-            if "local" in value:
-                out["local"] = _local_executor(value["local"])
-            if "slurm" in value:
-                try:
-                    out["slurm"] = slurm_settings_from(value["slurm"])
-                except ValueError as exc:
-                    raise SettingsError(str(exc)) from exc
-            if "ray" in value:
-                try:
-                    out["ray"] = ray_settings_from(value["ray"])
-                except ValueError as exc:
-                    raise SettingsError(str(exc)) from exc
-        elif key == "port":
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
-                raise SettingsError("port: must be a TCP port number (1-65535)")
-            out["port"] = value
-        elif key == "catalog":
-            if not isinstance(value, dict):
-                raise SettingsError("catalog: must be a mapping {path, digest_scheme, core_version, core_requirement}")
-            disabled = tuple(value.pop("disabled", ()) or ())
-            out["catalog"] = replace(CatalogSettings(), disabled=disabled, **value)
-        elif key == "quota":
-            if not isinstance(value, dict):
-                raise SettingsError("quota: must be a mapping")
-            allowed = tuple(value.pop("allowed_profiles", ()) or ())
-            out["quota"] = replace(QuotaDefaults(), allowed_profiles=allowed, **value)
-        elif key == "capacity":
-            if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
-                raise SettingsError("capacity: must map series names to slot counts (integers ≥ 0)")
-            out["capacity"] = {str(k): int(v) for k, v in value.items()}
-        elif key == "kuberay":
-            try:
-                out["kuberay"] = kuberay_config_from(value)
-            except ValueError as exc:
-                raise SettingsError(str(exc)) from exc
-        elif key == "model_roots":
-            out["model_roots"] = _model_roots(value)
-        elif key == "admission":
-            out.update(_admission(value))
-        elif key == "runtimes":
-            try:
-                out["runtimes"] = runtime_settings_from(value, _default_runtimes())
-            except ValueError as exc:
-                raise SettingsError(str(exc)) from exc
-        elif key == "trusted_proxies":
-            out["trusted_proxies"] = _trusted_proxies(value)
-        elif key == "image_allowlist":
-            out["image_allowlist"] = None if value is None else tuple(str(v) for v in value)
-        else:
-            out[key] = value
+        reader = _READERS.get(key)
+        out.update(reader(value) if reader is not None else {key: value})
     return out

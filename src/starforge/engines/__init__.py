@@ -1,4 +1,7 @@
-"""Executors run launched jobs: the `Executor` seam, and the local executor (processes on this machine)."""
+"""The engine side: engines run launched jobs behind the `Executor` seam (`base`); the local one (processes on this
+machine, sandboxed by `isolation`) is exported here, the cluster ones live in their folders (`slurm/`, `ray/`), and
+`registry` is the one table of engines the console's settings and start-up loop over. It imports only the contract,
+the wire, the bundle and the standard library (declared in `[tool.importlinter]`)."""
 
 from .base import (
     ExecState,

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..wire import ref_parts  # the stored ref's format is the wire's: the console's job views read it too
+
 __all__ = ["ExecState", "Executor", "ExecutorError", "JobPaths", "JobRefused", "LaunchRequest", "Limits", "Mount",
            "PoolShape", "ref_parts"]
 
@@ -133,18 +135,6 @@ class ExecState:
     def finished(self) -> bool:
         """Return True when the job no longer runs (nor waits to)."""
         return self.state not in ("running", "pending")
-
-
-def ref_parts(ref: str) -> tuple[str, str]:
-    """Return the executor a stored ref belongs to and the engine's own id for it (Slurm job id, Ray submission id).
-
-    Refs are `<engine>:<id>:…`: `local:<pid>:<ticks>:<run folder>`, `slurm:<job id>:<run folder>`,
-    `ray:<submission id>:<run folder>`; a ref of an older console, `<pid>:<ticks>:<run folder>`, is the local one's.
-    """
-    head, _, rest = ref.partition(":")
-    if head.isdigit():
-        return "local", head
-    return head, rest.partition(":")[0]
 
 
 class Executor(Protocol):

@@ -1,35 +1,23 @@
-"""Where every engine's job writes its output and exit record in the run folder, and opening that output safely.
+"""Where every engine's job writes its output and exit record in the run folder, and reading that output safely.
 
-The job can write its logs folder (and may plant a link or a FIFO there), while the console reads and appends to
-`output.log` with its own rights: the file is only ever opened without following a link, and only when it is a
-regular file.
+The log file's name and its safe opening are the wire's (`starforge.wire.open_run_log`: never through a link or a
+FIFO the job planted), shared with the console's log store.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from pathlib import Path
+
+from ..wire import RUN_LOG, open_run_log
 
 __all__ = ["EXIT_FILE", "OUTPUT", "TOKEN_FILE", "open_log", "read_log", "write_private"]
 
-OUTPUT = "output.log"  # `<run>/logs/output.log`: the job's stdout and stderr
+OUTPUT = RUN_LOG  # `<run>/logs/output.log`: the job's stdout and stderr (the format is `starforge.wire`'s)
 EXIT_FILE = "exit.json"  # `<run>/logs/exit.json`: the exit record forge-launch writes
 TOKEN_FILE = "run-token"  # `<run>/run-token`, mode 0600, outside what the job sees: its run token for cluster engines
 _CHUNK = 4 * 1024 * 1024
-_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def open_log(path: Path, *, append: bool = False) -> int:
-    """Return a descriptor of the log file `path` (created when appending); raise OSError when it is a link, a
-    FIFO or anything but a regular file."""
-    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT) if append else os.O_RDONLY
-    fd = os.open(path, flags | _SAFE, 0o644)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return fd
+open_log = open_run_log  # the engines' name for it
 
 
 def read_log(run_dir: Path, offset: int) -> tuple[bytes, int]:

@@ -4,6 +4,7 @@ Lab concerns (`recipe.lock.json`, upgrades, experiment discovery, an experiment'
 `starforge.lab`, which builds on this package; nothing here imports the lab.
 """
 
+from ._cache import RecipeMemo
 from ._catalog import BUILTIN_CORE_REQUIREMENT, Catalog, Shadowed, load_catalog
 from ._core import UPGRADE_CLIENT, satisfies, too_old
 from ._digests import (
@@ -40,6 +41,7 @@ __all__ = [
     "ManifestProblem",
     "Param",
     "Recipe",
+    "RecipeMemo",
     "Runtime",
     "Shadowed",
     "Variant",

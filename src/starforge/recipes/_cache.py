@@ -3,6 +3,8 @@
 A manifest is keyed by its path, size and mtime (plus the validator's own files), so an unchanged tree loads without
 parsing YAML; a manifest body is stored by its digest, and a template digest by the stats of the template's files.
 Entries younger than two seconds are never stored (an edit within the same mtime tick would go unnoticed).
+What is kept in memory belongs to a `RecipeMemo` the caller owns (the console keeps one in its runtime; each
+`load_catalog` call without one makes its own), never to this module.
 """
 
 from __future__ import annotations
@@ -25,15 +27,12 @@ from ._env import cache_dir
 from ._errors import CatalogError, ManifestProblem
 from ._model import DEFAULT_CORE_REQUIREMENT
 
-__all__ = ["Entry", "TreeCache", "load_body"]
+__all__ = ["Entry", "RecipeMemo", "TreeCache"]
 
 _FORMAT = 1
 _RACY_SECONDS = 2.0
 _VALIDATOR_FILES = ("_manifest.py", "_manifest_params.py", "_manifest_runtime.py", "_checker.py", "_values.py",
                     "_model.py", "_cache.py")
-_ENTRIES: dict[tuple[str, int, int, str], Entry] = {}
-_BODIES: dict[str, dict[str, Any]] = {}
-_TEMPLATES: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +43,16 @@ class Entry:
     problems: tuple[tuple[str, str], ...]
     head: dict[str, Any]
     manifest_digest: str
+
+
+class RecipeMemo:
+    """What loaded recipe trees keep in memory: validation entries by file stats, manifest bodies by digest, template
+    digests by file stamps. Owned by its caller (the console's runtime), shared by every tree it loads."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, int, int, str], Entry] = {}
+        self.bodies: dict[str, dict[str, Any]] = {}
+        self.templates: dict[tuple[str, str], str] = {}
 
 
 def _fingerprint() -> str:
@@ -99,30 +108,13 @@ def _private_dirs(path: Path) -> None:
         item.mkdir(mode=0o700, exist_ok=True)
 
 
-def load_body(file: Path, digest: str) -> dict[str, Any]:
-    """Return the manifest of `file` as loaded (from memory, the body cache by digest, else its YAML)."""
-    body = _BODIES.get(digest)
-    if body is not None:
-        return body
-    with contextlib.suppress(OSError, ValueError):
-        text = (cache_dir() / "bodies" / f"{digest[7:]}.json").read_text(encoding="utf-8")
-        body = json.loads(text)
-        if isinstance(body, dict) and manifest_digest(body) == digest:
-            _BODIES[digest] = body
-            return body
-    data = load_yaml(file.read_text(encoding="utf-8"))
-    if manifest_digest(data) != digest:
-        raise CatalogError([ManifestProblem(str(file), "<root>", "changed since the catalog was loaded; reload it")])
-    _BODIES[digest] = data
-    return data  # type: ignore[no-any-return]
-
-
 class TreeCache:
     """The cache of one recipe tree (a root and its layout); `flush` writes it back when something was computed."""
 
-    def __init__(self, root: Path, layout: str) -> None:
+    def __init__(self, root: Path, layout: str, memo: RecipeMemo) -> None:
         self.root = root
         self.layout = layout
+        self.memo = memo
         self.directory = cache_dir()
         key = hashlib.sha256(f"{layout}:{root}".encode()).hexdigest()[:16]
         self.path = self.directory / f"index-{key}.json"
@@ -139,7 +131,7 @@ class TreeCache:
         st = file.stat()
         context = f"{self.layout}:{framework_dir or ''}:{owner or ''}:{directory}"
         memo_key = (str(file), st.st_size, st.st_mtime_ns, context + self.fingerprint)
-        cached = _ENTRIES.get(memo_key)
+        cached = self.memo.entries.get(memo_key)
         if cached is not None:
             return cached
         rel = file.relative_to(self.root).as_posix()
@@ -152,11 +144,11 @@ class TreeCache:
         ):
             entry = Entry(bool(stored["ok"]), tuple(tuple(p) for p in stored["problems"]), stored["head"],
                           stored["digest"])
-            _ENTRIES[memo_key] = entry
+            self.memo.entries[memo_key] = entry
             return entry
         entry = self._compute(file, directory=directory, framework_dir=framework_dir, owner=owner)
         if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS:
-            _ENTRIES[memo_key] = entry
+            self.memo.entries[memo_key] = entry
             self.data["manifests"][rel] = {
                 "size": st.st_size, "mtime_ns": st.st_mtime_ns, "context": context, "ok": entry.ok,
                 "problems": [list(p) for p in entry.problems], "head": entry.head, "digest": entry.manifest_digest,
@@ -177,14 +169,14 @@ class TreeCache:
         if problems:
             return Entry(False, tuple(problems), {}, "")
         digest = manifest_digest(data)
-        _BODIES[digest] = data
+        self.memo.bodies[digest] = data
         _store_body(self.directory, digest, data)
         return Entry(True, (), _head(data), digest)
 
     def template_digest(self, template: Path) -> str:
         """Return the directory digest of `template`, reusing the stored value while no file changed."""
         stamp = _stamp(template)
-        memo = _TEMPLATES.get((str(template), stamp or ""))
+        memo = self.memo.templates.get((str(template), stamp or ""))
         if memo is not None and stamp is not None:
             return memo
         try:
@@ -193,16 +185,34 @@ class TreeCache:
             rel = str(template)
         stored = self.data["templates"].get(rel)
         if stamp is not None and isinstance(stored, dict) and stored.get("stamp") == stamp:
-            _TEMPLATES[(str(template), stamp)] = stored["digest"]
+            self.memo.templates[(str(template), stamp)] = stored["digest"]
             return str(stored["digest"])
         from starforge.bundle import directory_digest
 
         digest = directory_digest(template)
         if stamp is not None:
-            _TEMPLATES[(str(template), stamp)] = digest
+            self.memo.templates[(str(template), stamp)] = digest
             self.data["templates"][rel] = {"stamp": stamp, "digest": digest}
             self.dirty = True
         return digest
+
+    def load_body(self, file: Path, digest: str) -> dict[str, Any]:
+        """Return the manifest of `file` as loaded (from memory, the body cache by digest, else its YAML)."""
+        body = self.memo.bodies.get(digest)
+        if body is not None:
+            return body
+        with contextlib.suppress(OSError, ValueError):
+            text = (self.directory / "bodies" / f"{digest[7:]}.json").read_text(encoding="utf-8")
+            body = json.loads(text)
+            if isinstance(body, dict) and manifest_digest(body) == digest:
+                self.memo.bodies[digest] = body
+                return body
+        data = load_yaml(file.read_text(encoding="utf-8"))
+        if manifest_digest(data) != digest:
+            raise CatalogError([ManifestProblem(str(file), "<root>",
+                                                "changed since the catalog was loaded; reload it")])
+        self.memo.bodies[digest] = data
+        return data  # type: ignore[no-any-return]
 
     def flush(self) -> None:
         """Write the cache back (atomically, best effort) when an entry was computed since it was read."""

@@ -14,11 +14,12 @@ from packaging.version import InvalidVersion, Version
 from starforge import __version__
 from starforge.contract import Problem, is_safe_segment
 
-from ._cache import TreeCache
+from ._cache import RecipeMemo, TreeCache
 from ._digests import SCHEMES
 from ._env import BUILTIN_ROOT, overlay_roots
 from ._errors import CatalogError, ManifestProblem
 from ._order import product_key
+from ._payload import catalog_payload
 from ._recipe import Recipe
 
 __all__ = ["BUILTIN_CORE_REQUIREMENT", "Catalog", "Shadowed", "default_core", "load_catalog"]
@@ -113,8 +114,6 @@ class Catalog:
 
     def payload(self) -> dict[str, Any]:
         """Return the `GET /api/recipes` body (wire §6.2) with `manifest_digest` and `template_digest` extras."""
-        from ._payload import catalog_payload
-
         return catalog_payload(self)
 
 
@@ -125,8 +124,11 @@ def load_catalog(
     overlays: bool = True,
     core_version: str | None = None,
     core_requirement: str | None = None,
+    memo: RecipeMemo | None = None,
 ) -> Catalog:
     """Load a recipe tree (None: the built-in one) and the overlays; raise `CatalogError` listing every problem.
+
+    What is learnt is kept in `memo` (the console passes its runtime's; without one, a memo of this call only).
 
     Defaults of the core handshake values: the built-in tree is published for `starforge.__version__` with
     `>=0.4,<0.5`; another tree for 0.3.56 / `>=0.3.56,<0.4` (scheme `manifest`) or 0.3.38 / `>=0.3.38,<0.3.56`
@@ -146,13 +148,14 @@ def load_catalog(
     problems: list[ManifestProblem] = []
     found: dict[str, Recipe] = {}
     shadowed: list[Shadowed] = []
+    memo = RecipeMemo() if memo is None else memo
     roots = [(tree.resolve() if tree.is_dir() else tree, "catalog")]
     if overlays:
         roots += [(r.resolve(), "overlay") for r in overlay_roots() if r.is_dir()]
     for base, layout in roots:
         if not base.is_dir():
             continue
-        cache = TreeCache(base, layout)
+        cache = TreeCache(base, layout, memo)
         for recipe in _load_tree(base, layout, cache, scheme, problems):
             kept = found.get(recipe.id)
             if kept is not None:

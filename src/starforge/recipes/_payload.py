@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ._digests import catalog_digest
-
-if TYPE_CHECKING:
-    from ._catalog import Catalog
-    from ._recipe import Recipe
+from ._recipe import Recipe
 
 __all__ = ["CATALOG_API_VERSION", "CONTRACT_VERSIONS", "catalog_payload", "recipe_entry"]
 
 CATALOG_API_VERSION = "forge/recipe-catalog/v2"
 CONTRACT_VERSIONS = ["forge/v2"]
+
+
+class Published(Protocol):
+    """What the payload is made of: a catalog's enabled recipes, its digest scheme and its core handshake values
+    (`Catalog` is one; typed here so that the catalog can import its payload without a circle)."""
+
+    @property
+    def enabled_recipes(self) -> Sequence[Recipe]: ...
+
+    @property
+    def scheme(self) -> str: ...
+
+    @property
+    def core_version(self) -> str: ...
+
+    @property
+    def core_requirement(self) -> str: ...
 
 
 def recipe_entry(recipe: Recipe, scheme: str) -> dict[str, Any]:
@@ -36,7 +51,7 @@ def recipe_entry(recipe: Recipe, scheme: str) -> dict[str, Any]:
     }
 
 
-def catalog_payload(catalog: Catalog) -> dict[str, Any]:
+def catalog_payload(catalog: Published) -> dict[str, Any]:
     """Return the whole payload of `catalog`, enabled recipes in product order, with its `catalog_digest`."""
     enabled = catalog.enabled_recipes
     for recipe in enabled:

@@ -6,7 +6,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ._cache import Entry, TreeCache, load_body
+from ._cache import Entry, TreeCache
 from ._digests import bundle_digest
 from ._model import Entrypoint, Param, Runtime
 
@@ -93,7 +93,7 @@ class Recipe:
     @cached_property
     def manifest(self) -> dict[str, Any]:
         """Return the manifest as loaded (PyYAML safe-load types); treat it as read-only."""
-        return load_body(self.manifest_file, self.manifest_digest)
+        return self._cache.load_body(self.manifest_file, self.manifest_digest)
 
     @cached_property
     def params(self) -> dict[str, Param]:

@@ -1,6 +1,7 @@
 """The one wire between the console and the job side: launch plan, config modes, ingest vocabulary, artifact kinds,
-recipe identity and exit record (standard library + `starforge.contract` only; it runs inside training images); and
-the readers of the console's answers its clients share (the Python client and MCP).
+recipe identity, exit record, the run's log file and the durable ref of a started job (standard library +
+`starforge.contract` only; it runs inside training images); and the readers of the console's answers its clients
+share (the Python client and MCP).
 """
 
 from ._answers import (
@@ -53,6 +54,7 @@ from ._config_modes import (
     override_style,
     takes_config_option,
 )
+from ._engine_ref import ref_parts
 from ._exit_record import EXIT_FILE_VARIABLE, ExitRecord, read_exit_record, write_exit_record
 from ._identity import IDENTITY_VARIABLES, RECIPE_IDENTITY, plan_identity, spec_identity
 from ._ingest import (
@@ -91,6 +93,7 @@ from ._plan import (
     PlanRecipe,
 )
 from ._plan_parse import parse_plan, read_plan
+from ._run_log import RUN_LOG, open_run_log, run_log_path
 
 __all__ = [
     "ARGPARSE",
@@ -157,6 +160,7 @@ __all__ = [
     "PlanFramework",
     "PlanRecipe",
     "RECIPE_IDENTITY",
+    "RUN_LOG",
     "SPLITS_DIR",
     "StoppedBody",
     "SubmittedBody",
@@ -168,6 +172,7 @@ __all__ = [
     "channel_endpoint",
     "entry_shim",
     "input_value",
+    "open_run_log",
     "override_style",
     "parse_plan",
     "plan_identity",
@@ -181,6 +186,8 @@ __all__ = [
     "read_submitted",
     "read_usage",
     "read_verdict",
+    "ref_parts",
+    "run_log_path",
     "spec_identity",
     "takes_config_option",
     "unix_endpoint",

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from starforge.console.runtime import Runtime, load_served_catalog
+from starforge.console.app import build_console
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.admission import FOLLOWUP_CHECKS, POLICY_CHECKS
 from starforge.console.services.admission.followup import EXEMPT, EXEMPT_CODES, admit_followup
+from starforge.console.services.context import Runtime
 from starforge.console.services.jobs.followups import child_spec, create_followups
 from starforge.console.services.jobs.rows import build_job, create_job, set_status
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
-from starforge.console.store import Database
 from starforge.console.store.models import Admission, Job
 from starforge.contract import parse_or_raise
 
@@ -38,13 +38,11 @@ DOC: dict[str, Any] = {
 @pytest.fixture()
 def rt(tmp_path: Path) -> Iterator[Runtime]:
     settings = load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 2})
-    db = Database(settings.db_url, changes=settings.accounts_changes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # alembic's, about its own configuration
-        db.migrate()
-    runtime = Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
+        runtime = build_console(settings).runtime
     yield runtime
-    db.dispose()
+    runtime.db.dispose()
 
 
 def _succeeded_parent(rt: Runtime, **quota_values: Any) -> str:

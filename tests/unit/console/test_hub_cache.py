@@ -5,17 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from starforge.console.app import build_console
 from starforge.console.launch import _hub_cache
-from starforge.console.runtime import Runtime, console_identity, load_served_catalog
+from starforge.console.runtime import console_identity
+from starforge.console.services.context import Runtime
 from starforge.console.settings import load_settings
-from starforge.console.store import Database
 from starforge.engines import Isolation
 
 
 def _runtime(state: Path, hub: Path) -> Runtime:
     settings = load_settings(state_dir=state, run_background=False)
     settings = replace(settings, runtimes=replace(settings.runtimes, cache_dir=hub.parent / "rt", hub_cache=hub))
-    return Runtime(settings=settings, db=Database(settings.db_url), catalog=load_served_catalog(settings))
+    return build_console(settings).runtime
 
 
 def test_a_consoles_identity_is_kept_in_its_state_folder(tmp_path: Path) -> None:

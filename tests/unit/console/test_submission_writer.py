@@ -11,9 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from starforge.console.app import bootstrap_admin, build_runtime, create_app
-from starforge.console.runtime import Runtime
+from starforge.console.app import bootstrap_admin, build_console, create_app
 from starforge.console.services.admission import AdmissionRequest, admit
+from starforge.console.services.context import Runtime
 from starforge.console.services.jobs import submission_writer
 from starforge.console.services.jobs.submission_writer import Admitted
 from starforge.console.services.quota import caps as quota
@@ -27,10 +27,11 @@ Make = Callable[..., Admitted]
 @pytest.fixture
 def console(tmp_path: Path) -> Iterator[tuple[Runtime, Make]]:
     settings = load_settings(state_dir=tmp_path, run_background=False, capacity={"cpu": 2, "h200": 16})
-    rt = build_runtime(settings)
+    built = build_console(settings)
+    rt = built.runtime
     token = bootstrap_admin(rt)
     assert token
-    with TestClient(create_app(settings, rt)) as client:
+    with TestClient(create_app(settings, built)) as client:
         client.headers["Authorization"] = f"Bearer {token}"
         doc = spec_for(client, series="h200", gpus=8)
     user = rt.accounts.user(token)

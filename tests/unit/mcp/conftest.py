@@ -24,7 +24,7 @@ from mcp.types import CallToolResult
 from starforge.client import Console
 from starforge.console import operator
 from starforge.console.app import create_app
-from starforge.console.runtime import Runtime
+from starforge.console.services.context import Runtime
 from starforge.console.services.logs import store as logs
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
@@ -87,7 +87,7 @@ class World:
             row = db.get(Job, job_id)
             assert row is not None
             row.run_dir = str(run_dir)
-        logs.append(run_dir, log)
+        logs.append(self.rt.logs, run_dir, log)
         assert self.api(token).post("/api/job/stop", params={"id": job_id}).json()["stopped"] is True
         return job_id
 

@@ -13,6 +13,7 @@ from starforge import __version__
 from starforge.recipes import (
     BUILTIN_CORE_REQUIREMENT,
     CatalogError,
+    RecipeMemo,
     catalog_digest,
     load_catalog,
     open_catalog,
@@ -170,17 +171,25 @@ def test_corrupt_cache_files_are_ignored(tmp_path: Path) -> None:
     expected = load_catalog(root, overlays=False).payload()
     for file in cache_dir().rglob("*.json"):
         file.write_text("{not json")
-    from starforge.recipes import _cache
-
-    _cache._ENTRIES.clear()
-    _cache._BODIES.clear()
-    _cache._TEMPLATES.clear()
-    assert load_catalog(root, overlays=False).payload() == expected
+    assert load_catalog(root, overlays=False).payload() == expected  # a new memo: only the broken files to read
     for file in cache_dir().glob("bodies/*.json"):
         file.write_text(json.dumps({"name": "tampered"}))
-    _cache._BODIES.clear()
     recipe = load_catalog(root, overlays=False).get("testfw/grpo")
     assert recipe is not None and recipe.manifest["name"] == "grpo"  # a body whose digest differs is not trusted
+
+
+def test_what_loading_keeps_in_memory_is_the_callers_memo(tmp_path: Path) -> None:
+    root = tree(tmp_path / "t")
+    memo = RecipeMemo()
+    first = load_catalog(root, overlays=False, memo=memo).get("testfw/grpo")
+    assert first is not None and first.template_digest and memo.entries and memo.templates
+    for file in cache_dir().rglob("*.json"):
+        file.unlink()  # nothing on disk any more: a second load on the same memo needs none of it
+    again = load_catalog(root, overlays=False, memo=memo).get("testfw/grpo")
+    assert again is not None and again.template_digest == first.template_digest
+    assert not list(cache_dir().glob("bodies/*.json"))  # nothing was computed again, so nothing was stored
+    other = RecipeMemo()
+    assert load_catalog(root, overlays=False, memo=other).get("testfw/grpo") is not None and other.entries
 
 
 def test_open_catalog(tmp_path: Path) -> None:
@@ -197,11 +206,10 @@ def test_open_catalog(tmp_path: Path) -> None:
 
 def test_a_manifest_edited_after_loading_is_refused_when_read(tmp_path: Path) -> None:
     root = tree(tmp_path / "t")
-    recipe = load_catalog(root, overlays=False).get("testfw/grpo")
+    memo = RecipeMemo()
+    recipe = load_catalog(root, overlays=False, memo=memo).get("testfw/grpo")
     assert recipe is not None
-    from starforge.recipes import _cache
-
-    _cache._BODIES.clear()
+    memo.bodies.clear()  # what the loading kept in memory is gone, as in a later process
     for body in cache_dir().glob("bodies/*.json"):
         body.unlink()
     write_recipe(root / "testfw" / "grpo", manifest(title="edited"), when=time.time() - 30)

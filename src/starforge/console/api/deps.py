@@ -9,9 +9,9 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
-from ..runtime import Runtime
 from ..services.accounts import logins, roles
 from ..services.accounts.credentials import UserView
+from ..services.context import Runtime
 from ..services.errors import AuthRequired, Forbidden, Rejected
 from ..web.sessions import Arrival, WebCaller, cookie_name, origin_of, reached_securely
 

@@ -25,9 +25,9 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 
 from ...contract import Problem
-from ..runtime import Runtime
 from ..services.accounts.credentials import UserView
 from ..services.admission import Envelope
+from ..services.context import Runtime
 from ..services.errors import Rejected, TooLarge
 from ..services.jobs.submissions import require_writable
 from .body import IN_MEMORY, Upload, spool_file, spooled_body

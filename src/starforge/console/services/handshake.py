@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import __version__
-from ..runtime import Runtime
+from .context import Runtime
 
 __all__ = ["API_GENERATION", "extensions", "recipes", "version"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime import Runtime
 from ..services.accounts import admin, device_logins, roles
 from ..services.accounts.device import PendingLogin
+from ..services.context import Runtime
 from ..services.errors import Forbidden
 from ..services.jobs import control as job_control
 from .sessions import WebCaller, check_csrf

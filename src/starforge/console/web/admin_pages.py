@@ -14,9 +14,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ...wire.quota_fields import INTEGER, NAMES, NUMBER, SETTABLE
-from ..runtime import Runtime
 from ..services import maintenance
 from ..services.accounts import admin, roles
+from ..services.context import Runtime
 from ..services.errors import Conflict, Forbidden, NotFound, Rejected
 from .pages import frame
 from .render import render

@@ -11,10 +11,10 @@ import json
 from typing import Any
 
 from ...contract import Problem
-from ..runtime import Runtime
 from ..services.accounts import roles
 from ..services.accounts import status as account_status
 from ..services.accounts.device import PendingLogin
+from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
 from ..services.jobs.queries import JobRow

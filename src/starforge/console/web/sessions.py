@@ -16,9 +16,9 @@ import hmac
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..runtime import Runtime
 from ..services.accounts import logins
 from ..services.accounts.credentials import UserView
+from ..services.context import Runtime
 from ..services.errors import Forbidden
 
 __all__ = ["COOKIE", "SECURE_COOKIE", "SESSION_SECONDS", "Arrival", "SignedIn", "WebCaller", "check_csrf",

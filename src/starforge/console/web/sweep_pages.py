@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ...contract import Problem
-from ..runtime import Runtime
+from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.sweeps import reads as sweep_reads
 from .pages import frame

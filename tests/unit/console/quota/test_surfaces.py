@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from starforge.cli import cmd_admin, cmd_console
 from starforge.cli._quota_options import quota_options, quota_text
 from starforge.console.api.routers._openapi import QUOTA
-from starforge.console.app import bootstrap_admin, build_runtime
-from starforge.console.runtime import Runtime
+from starforge.console.app import bootstrap_admin, build_console
 from starforge.console.services.accounts import admin
+from starforge.console.services.context import Runtime
 from starforge.console.services.errors import Rejected
 from starforge.console.services.quota.caps import QuotaView
 from starforge.console.settings import QuotaDefaults, load_settings
@@ -43,7 +43,7 @@ def _bad(cap: QuotaField) -> Any:
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Runtime, WebCaller]]:
     settings = load_settings(state_dir=tmp_path_factory.mktemp("quota"), run_background=False)
-    rt = build_runtime(settings)
+    rt = build_console(settings).runtime
     token = bootstrap_admin(rt)
     assert token
     yield rt, WebCaller(rt.accounts.user(token), session="a-session")

@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.runtime import Runtime, load_served_catalog
+from starforge.console.app import build_console
 from starforge.console.scheduler import Scheduler
 from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.context import Runtime
 from starforge.console.services.jobs.rows import build_job, create_job, set_status, stop_job
 from starforge.console.services.logs.store import log_path
 from starforge.console.settings import load_settings
-from starforge.console.store import Database
 from starforge.console.store.models import Job
 from starforge.contract import parse_or_raise
 from starforge.engines import Isolation, LocalExecutor
+from starforge.engines.runtimes import Runtimes
 from tests.unit.console.runtimes.probe import Probe as _Installer
 from tests.unit.console.runtimes.probe import ProbeRuntimes as _Runtimes
 
@@ -43,21 +44,38 @@ def rt(tmp_path: Path) -> Iterator[Runtime]:
     # the console's environment has tinyrl's numpy: without it, tinyrl's runtime is built
     settings = replace(settings, runtimes=replace(settings.runtimes, cache_dir=tmp_path / "cache",
                                                   hub_cache=tmp_path / "hub", console_env=False))
-    db = Database(settings.db_url, changes=settings.accounts_changes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        db.migrate()
-    runtime = Runtime(settings=settings, db=db, catalog=load_served_catalog(settings))
+        runtime = build_console(settings).runtime
     yield runtime
-    runtime.runtimes.shutdown()
-    db.dispose()
+    runtime.db.dispose()
 
 
-def _probe(rt: Runtime, fail: str = "") -> threading.Event:
-    gate = threading.Event()
-    rt.runtimes.shutdown()
-    rt.runtimes = _Runtimes(rt.settings.runtimes, _Installer(gate, fail))
-    return gate
+class Builds:
+    """The recipe runtimes the next scheduler of the test's console runs on: a probe whose builds wait on a gate."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.runtimes: Runtimes = Runtimes(rt.settings.runtimes)
+
+    def probe(self, fail: str = "") -> threading.Event:
+        """Swap in a probe (as a new console process would start its own) and return the gate its builds wait on."""
+        gate = threading.Event()
+        self.runtimes.shutdown()
+        self.runtimes = _Runtimes(self.rt.settings.runtimes, _Installer(gate, fail))
+        return gate
+
+    def scheduler(self) -> Scheduler:
+        """Return a scheduler of the console on the local engine and the current runtimes."""
+        executor = LocalExecutor({"cpu": 2}, isolation=Isolation.none(self.rt.settings.state_dir))
+        return Scheduler(self.rt, executor, runtimes=self.runtimes)
+
+
+@pytest.fixture()
+def builds(rt: Runtime) -> Iterator[Builds]:
+    made = Builds(rt)
+    yield made
+    made.runtimes.shutdown()
 
 
 def _placed(rt: Runtime) -> str:
@@ -78,23 +96,19 @@ def _job(rt: Runtime, job_id: str) -> Job:
         return job
 
 
-def _scheduler(rt: Runtime) -> Scheduler:
-    return Scheduler(rt, LocalExecutor({"cpu": 2}, isolation=Isolation.none(rt.settings.state_dir)))
-
-
 def _until_built(rt: Runtime, scheduler: Scheduler) -> None:
     for build in list(scheduler._preparing.values()):
         with contextlib.suppress(Exception):  # a failed build is what some tests want
             build.future.result(timeout=30)
     deadline = time.monotonic() + 30
-    while rt.runtimes._inflight and time.monotonic() < deadline:
+    while scheduler.runtimes._inflight and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
-def test_a_stopped_preparing_job_ends_stopped_and_never_starts(rt: Runtime) -> None:
-    gate = _probe(rt)
+def test_a_stopped_preparing_job_ends_stopped_and_never_starts(rt: Runtime, builds: Builds) -> None:
+    gate = builds.probe()
     job_id = _placed(rt)
-    scheduler = _scheduler(rt)
+    scheduler = builds.scheduler()
     scheduler.cycle()  # returns while the build waits on its gate: the scheduler thread never blocks on it
     job = _job(rt, job_id)
     assert job.status == "preparing" and job.reason == "building runtime tinyrl-1.0.0 (python 3.11, cpu)"
@@ -110,13 +124,13 @@ def test_a_stopped_preparing_job_ends_stopped_and_never_starts(rt: Runtime) -> N
     scheduler.cycle()
     job = _job(rt, job_id)
     assert job.status == "stopped" and job.executor_ref == ""
-    assert rt.runtimes.cache.records()  # the build went on: the next job finds it built
+    assert builds.runtimes.cache.records()  # the build went on: the next job finds it built
 
 
-def test_a_failed_build_fails_the_job_with_the_installers_error(rt: Runtime) -> None:
-    gate = _probe(rt, fail="ERROR: No matching distribution found for numpy>=1.24")
+def test_a_failed_build_fails_the_job_with_the_installers_error(rt: Runtime, builds: Builds) -> None:
+    gate = builds.probe(fail="ERROR: No matching distribution found for numpy>=1.24")
     job_id = _placed(rt)
-    scheduler = _scheduler(rt)
+    scheduler = builds.scheduler()
     scheduler.cycle()
     gate.set()
     _until_built(rt, scheduler)
@@ -128,16 +142,16 @@ def test_a_failed_build_fails_the_job_with_the_installers_error(rt: Runtime) -> 
     assert "[runtime] the build failed: ERROR: No matching" in log_path(job.run_dir).read_text()
 
 
-def test_a_restarted_console_builds_the_runtime_of_a_preparing_job_again(rt: Runtime) -> None:
-    first = _probe(rt, fail="ERROR: the first console stopped")  # its console stops before the build ends
+def test_a_restarted_console_builds_the_runtime_of_a_preparing_job_again(rt: Runtime, builds: Builds) -> None:
+    first = builds.probe(fail="ERROR: the first console stopped")  # its console stops before the build ends
     job_id = _placed(rt)
-    old = _scheduler(rt)
+    old = builds.scheduler()
     old.cycle()
     assert _job(rt, job_id).status == "preparing"
     first.set()
     _until_built(rt, old)  # the old process is gone, and its file lock with it; its scheduler never cycles again
-    gate = _probe(rt, fail="ERROR: the second build ran")  # the next console process
-    again = _scheduler(rt)
+    gate = builds.probe(fail="ERROR: the second build ran")  # the next console process
+    again = builds.scheduler()
     again.reconcile()
     assert _job(rt, job_id).status == "submitted"
     again.cycle()
@@ -147,4 +161,4 @@ def test_a_restarted_console_builds_the_runtime_of_a_preparing_job_again(rt: Run
     again.cycle()
     job = _job(rt, job_id)
     assert job.status == "failed" and job.reason.endswith("ERROR: the second build ran")
-    assert rt.runtimes.probe.installs == 1  # type: ignore[attr-defined]
+    assert builds.runtimes.probe.installs == 1  # type: ignore[attr-defined]

@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.registries import push as dataset_push
 from ..body import spooled_body
 from ..deps import current_user, runtime, upload_dir

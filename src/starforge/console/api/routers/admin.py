@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services import maintenance
 from ...services.accounts import admin
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.registries import assets
 from ..body import read_json_object
 from ..deps import current_admin, current_user, refuse_nul_parameters, runtime

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts import device_logins, logins
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ..body import read_json
 from ..deps import client_address, current_user, refuse_nul_parameters, runtime
 from ._openapi import DEVICE_CODE, DEVICE_TOKEN, REFRESH_TOKEN, USER_CODE

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ...runtime import Runtime
 from ...services import handshake
 from ...services.accounts import status as account_status
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ..deps import current_user, refuse_nul_parameters, runtime
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])

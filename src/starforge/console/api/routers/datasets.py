@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.registries import assets
 from ..deps import current_user, refuse_nul_parameters, runtime
 from ._push import add_push_route

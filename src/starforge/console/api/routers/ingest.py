@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
+from ...services.context import Runtime
 from ...services.jobs import ingest as ingest_service
 from ..body import read_json
 from ..deps import refuse_nul_parameters, run_token, runtime

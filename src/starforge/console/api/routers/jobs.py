@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
 from ...services.audit import MAX_ADMISSIONS_LIMIT
+from ...services.context import Runtime
 from ...services.jobs import (
     artifact_downloads,
     submissions,

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.jobs import experiment_clean, followup_requests
 from ..body import read_json_object
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.registries import plugin_packages
 from ...services.registries.plugins import MAX_PACKAGE_BYTES
 from ..body import read_json_object, spooled_body

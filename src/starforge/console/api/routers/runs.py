@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
+from ...services.context import Runtime
 from ...services.jobs import run_workdir
 from ..deps import refuse_nul_parameters, run_token, runtime
 

@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...runtime import Runtime
 from ...services.accounts.credentials import UserView
+from ...services.context import Runtime
 from ...services.sweeps import actions as sweeps
 from ...services.sweeps import reads as sweep_reads
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir

@@ -18,7 +18,7 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from ... import web
-from ...runtime import Runtime
+from ...services.context import Runtime
 from ...services.errors import AuthRequired, ConsoleError, NotFound
 from ...services.jobs import artifact_downloads
 from ...services.jobs.queries import MAX_LIST_LIMIT

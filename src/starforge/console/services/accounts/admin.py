@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...runtime import Runtime
+from ..context import Runtime
 from ..quota import caps as quota
 from ..registries import data
 from . import api_tokens

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from ...store.models import Token, User
 from ..errors import AuthRequired, Conflict, NotFound, Rejected
 from .roles import ROLES
+from .view import UserView
 
 __all__ = [
     "ROLES",
@@ -58,29 +59,6 @@ _PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_", "w
 _API_KINDS = ("access", "api")
 NOT_AN_API_TOKEN = ("a web session is not an API token: send an API token (`sf console token create`) or the token of "
                     "`sf login`")
-
-
-@dataclass(frozen=True)
-class UserView:
-    """What the API and services know about an account."""
-
-    id: int
-    username: str
-    role: str
-    email: str
-    disabled: bool
-    auth_source: str = "local"
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the wire form used by whoami and the admin API."""
-        return {
-            "id": self.id,
-            "username": self.username,
-            "role": self.role,
-            "email": self.email,
-            "disabled": self.disabled,
-            "auth_source": self.auth_source,
-        }
 
 
 @dataclass(frozen=True)

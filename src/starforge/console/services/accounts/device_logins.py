@@ -14,7 +14,7 @@ import base64
 import time
 from typing import Any
 
-from ...runtime import Runtime
+from ..context import Runtime
 from ..errors import TooManyRequests
 from ..json_text import load_json
 from ..outcome import Outcome

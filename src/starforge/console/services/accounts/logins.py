@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....contract import Problem
-from ...runtime import Runtime
+from ..context import Runtime
 from ..errors import AuthRequired, Rejected
 from . import credentials as accounts
 from .credentials import SessionTokens, UserView

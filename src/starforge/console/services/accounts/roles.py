@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .credentials import UserView
+    from .view import UserView
 
 __all__ = [
     "ADMIN",

@@ -11,13 +11,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ....engines.runtimes import series_kind
-from ...runtime import Runtime
 from ...store.models import Job
+from ..context import Runtime
 from ..jobs.queries import job_view
 from ..jobs.rows import WAITING
 from ..quota.caps import ACTIVE, get_quota, usage
-from .credentials import UserView
+from .view import UserView
 
 __all__ = ["cluster_report", "usage_report", "whoami"]
 
@@ -74,7 +73,7 @@ def cluster_report(rt: Runtime) -> dict[str, Any]:
     return {
         "profiles": [
             {"name": p.name, "series": p.series or p.name, "num_nodes": p.num_nodes, "gpus_per_node": p.gpus_per_node,
-             "label": p.label or p.name, "kind": series_kind(p.series or p.name, rt.settings.runtimes)}
+             "label": p.label or p.name, "kind": rt.settings.series_kind(p.series or p.name)}
             for p in rt.settings.profiles
         ],
         "gpu": {

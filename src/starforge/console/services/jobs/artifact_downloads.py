@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...runtime import Runtime
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import NotFound
 from ..registries import artifacts
 from . import artifact_archive

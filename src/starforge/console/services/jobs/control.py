@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...runtime import Runtime
 from ..accounts import roles
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import Forbidden
 from .queries import find_job, unfinished_jobs
 from .rows import stop_job

@@ -23,10 +23,10 @@ from typing import Any
 from sqlalchemy import select
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ...store.models import Artifact, Job
 from ..accounts import roles
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import Forbidden, NotFound, Rejected
 from ..registries.artifacts import is_remote
 from .queries import MAX_LIST_LIMIT, JobFilter, visible_jobs

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from ....engines.run_log import open_log
+from ....wire import open_run_log as open_log
 from ..logs.store import log_path
 
 __all__ = ["MAX_LINE", "failure_line", "failure_reason"]

@@ -20,11 +20,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem, check_safe_segment, parse_or_raise
-from ...runtime import Runtime
 from ...store.models import Artifact, Job
 from ..accounts.credentials import UserView
 from ..admission.envelope import Envelope, open_envelope
 from ..audit import decision_row
+from ..context import Runtime
 from ..errors import Conflict, NotFound, Rejected
 from ..outcome import Outcome
 from ..registries.artifacts import shown_path

@@ -22,9 +22,9 @@ from ....wire import (
     PATH_LOGS,
     PATH_METRICS,
 )
-from ...runtime import Runtime
 from ...store.models import Job, JobEvent
 from ..accounts import credentials as accounts
+from ..context import Runtime
 from ..errors import NotFound, Rejected
 from ..logs import store as logs
 from ..registries import artifacts
@@ -109,7 +109,7 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
         if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
             raise _bad("chunks", "chunks must be a list of strings")
         if run_dir:
-            logs.append(run_dir, "".join(chunks))
+            logs.append(rt.logs, run_dir, "".join(chunks))
         return {"ok": True}
     target = rt.jobs_dir(run_id) / (path.replace("/", "_") + ".jsonl")
     target.parent.mkdir(parents=True, exist_ok=True)

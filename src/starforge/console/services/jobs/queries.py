@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
-from ....engines.base import ref_parts
+from ....wire import ref_parts
 from ...store.models import Job, JobEvent
 from ..accounts import roles
-from ..accounts.credentials import UserView
+from ..accounts.view import UserView
 from ..errors import NotFound
 from .rows import QUEUE_ORDER, TERMINAL, WAITING
 

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ..accounts.credentials import UserView
 from ..audit import decisions_for_job, decisions_of
+from ..context import Runtime
 from ..errors import Rejected
 from ..registries import artifacts as artifact_registry
 from ..sweeps.rows import find_sweep

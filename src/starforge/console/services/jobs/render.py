@@ -1,6 +1,7 @@
 """Render a job the caller may see as an engine's document (`format=kuberay`: a KubeRay RayJob manifest).
 
-Tier: use case (one read transaction). Another account's job is a 404, as for every job read; an unknown format
+Tier: use case (one read transaction). The renderers are the runtime's (`Runtime.renderers`, filled in by the
+console from the engine side). Another account's job is a 404, as for every job read; an unknown format
 or a job this deployment cannot render is a 400 with its problem.
 """
 
@@ -10,25 +11,24 @@ import json
 from typing import Any
 
 from ....contract import Problem, parse_or_raise
-from ....engines.kuberay_manifest import RenderJob, RenderRefused, render_rayjob
-from ...runtime import Runtime
-from ..accounts.credentials import UserView
+from ..accounts.view import UserView
+from ..context import CannotRender, RenderFacts, Runtime
 from ..errors import Rejected
 from ..quota.budget import wall_hours
 from ..quota.caps import get_quota
 from . import queries as job_queries
 
-__all__ = ["FORMATS", "render"]
-
-FORMATS = ("kuberay",)
+__all__ = ["render"]
 
 
 def render(rt: Runtime, *, user: UserView, ref: str, fmt: str) -> dict[str, Any]:
     """Return `{job_ref, format, manifest}`: the job `ref` rendered in the format `fmt` (`manifest`: YAML text)."""
-    if fmt not in FORMATS:
+    renderer = rt.renderers.get(fmt)
+    if renderer is None:
+        formats = list(rt.renderers)
         raise Rejected("Unknown render format", [Problem(
             "format", "invalid_request", f"cannot render a job as {fmt!r}",
-            f"use one of: {', '.join(FORMATS)}", data={"allowed": list(FORMATS), "got": fmt})])
+            f"use one of: {', '.join(formats)}", data={"allowed": formats, "got": fmt})])
     settings = rt.settings
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
@@ -36,11 +36,11 @@ def render(rt: Runtime, *, user: UserView, ref: str, fmt: str) -> dict[str, Any]
         quota = get_quota(db, UserView(job.user_id, owner, "", "", False), settings.quota)
         hours = wall_hours(gpus=job.requested_gpus, profile_hours=settings.profile_max_hours.get(profile, 0.0),
                            quota=quota)  # the limit the job would run under here
-    facts = RenderJob(job_id=job_id, owner=owner, profile=profile, base_url=settings.base_url,
-                      wall_seconds=hours * 3600 if hours > 0 else None,
-                      nemo_rl_dir=settings.framework_dirs.get("nemo-rl", ""))
+    facts = RenderFacts(job_id=job_id, owner=owner, profile=profile, base_url=settings.base_url,
+                        wall_seconds=hours * 3600 if hours > 0 else None,
+                        nemo_rl_dir=settings.framework_dirs.get("nemo-rl", ""))
     try:
-        manifest = render_rayjob(parse_or_raise(spec_doc), facts, settings.kuberay)
-    except RenderRefused as exc:
+        manifest = renderer(parse_or_raise(spec_doc), facts)
+    except CannotRender as exc:
         raise Rejected("Cannot render the job", [Problem(exc.field, "missing_field", exc.message, exc.hint)]) from exc
     return {"job_ref": job_id, "format": fmt, "manifest": manifest}

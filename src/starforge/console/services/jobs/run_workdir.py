@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...runtime import Runtime
 from ...store.models import Job
 from ..accounts import credentials as accounts
+from ..context import Runtime
 from ..errors import NotFound
 from . import artifact_archive
 from .rows import ACTIVE

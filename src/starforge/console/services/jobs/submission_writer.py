@@ -30,7 +30,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -38,6 +38,8 @@ from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
 from ....contract import JobSpec, Problem, render_problems
+from ...settings import Settings
+from ...store import Database
 from ...store.models import Admission, Idempotency, Job, JobEvent
 from ..accounts.credentials import UserView
 from ..admission import Decision
@@ -87,8 +89,14 @@ class GroupRefused(Exception):
 class SubmissionWriter:
     """The one thread that commits submissions, in batches."""
 
-    def __init__(self, rt: Any) -> None:
-        self._rt = rt
+    def __init__(self, *, db: Database, settings: Settings, capacity: Mapping[str, int],
+                 wake: Callable[..., None]) -> None:
+        """Commit into `db` under `settings`' quota rules on `capacity` (slots per series); `wake(place=False)` asks
+        the background loops to launch what a batch admitted straight to `submitted`."""
+        self._db = db
+        self._settings = settings
+        self._capacity = capacity
+        self._wake = wake
         self._queue: queue.SimpleQueue[Admitted] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -139,7 +147,7 @@ class SubmissionWriter:
             item.outcome = outcome
             item.done.set()
         if any(outcome.status_code == 200 for outcome in outcomes):
-            self._rt.wake(place=False)  # jobs admitted straight to `submitted`: launch them
+            self._wake(place=False)  # jobs admitted straight to `submitted`: launch them
 
     def commit_group(self, items: list[Admitted], prepare: Callable[[Session], None] | None = None) -> list[Outcome]:
         """Commit `items` together in one transaction, on the caller's thread (all or none; an error is raised), and
@@ -148,22 +156,21 @@ class SubmissionWriter:
         threadpool."""
         outcomes = self._write(items, prepare, whole=True)
         if any(outcome.status_code == 200 for outcome in outcomes):
-            self._rt.wake(place=False)
+            self._wake(place=False)
         return outcomes
 
     def _write(self, batch: list[Admitted], prepare: Callable[[Session], None] | None = None, *,
                whole: bool = False) -> list[Outcome]:
-        rt = self._rt
-        with rt.db.write() as db:
-            rt.db.lock_capacity(db)
+        with self._db.write() as db:
+            self._db.lock_capacity(db)
             if prepare is not None:
                 prepare(db)
             sweeps = claim_sweeps(db, [(item.user.id, sweep_id_of(item.meta), item.exp, item.profile)
                                        for item in batch])
             answered = _stored_answers(db, batch)
-            quotas = quotas_for(db, {item.user.id for item in batch}, rt.settings.quota)
-            books = ledgers(db, quotas, rt.settings.profile_max_hours, waiting=True)
-            snap = take_snapshot(db, rt.capacity)
+            quotas = quotas_for(db, {item.user.id for item in batch}, self._settings.quota)
+            books = ledgers(db, quotas, self._settings.profile_max_hours, waiting=True)
+            snap = take_snapshot(db, self._capacity)
             rows = _Rows()
             outcomes = []
             for index, item in enumerate(batch):
@@ -172,7 +179,7 @@ class SubmissionWriter:
                     outcomes.append(answered[key])
                     continue
                 quota = quotas[item.user.id]
-                refused = _charge(books, quota, item, rt.settings.profile_max_hours)
+                refused = _charge(books, quota, item, self._settings.profile_max_hours)
                 if refused is not None and whole:
                     raise GroupRefused(index, refused)
                 if refused is not None:

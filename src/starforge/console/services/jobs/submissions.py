@@ -14,14 +14,13 @@ import anyio.to_thread
 from sqlalchemy import select
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ...store.models import Idempotency
-from .. import maintenance
 from ..accounts import roles
 from ..accounts.credentials import UserView
 from ..admission import AdmissionRequest, Decision, NeedsDatabase, admit
 from ..admission.envelope import Envelope, first_pool_series, open_envelope
 from ..audit import decision_row
+from ..context import Runtime
 from ..errors import Forbidden, Rejected
 from ..outcome import Outcome
 from .bundles import store_bundle
@@ -36,7 +35,7 @@ MAX_IDEMPOTENCY_KEY = 255  # idempotency.key column; a longer key is refused, ne
 
 def require_writable(user: UserView, rt: Runtime) -> None:
     """Raise unless `user` may create jobs now (not a viewer; the console not in maintenance)."""
-    maintenance.require_open(rt.settings)
+    rt.maintenance.require_open()
     if not roles.can_submit(user):
         raise Forbidden("viewers can read but not submit jobs")
 

@@ -3,7 +3,9 @@
 Event ids of the log stream are the byte offset just after the event's data, so they are strictly increasing and a
 client resumes exactly where it stopped (`from=<id>`). Nothing is ever trimmed.
 
-Tier: query (a file store: no database, no transaction). The stream that follows a log is `log_stream`.
+Tier: query (a file store: no database, no transaction). The stream that follows a log is `log_stream`. The file's
+name and its safe opening are the wire's (`starforge.wire.open_run_log`), which the engines write by too; the
+append locks are the console runtime's (`Runtime.logs`, one `LogLocks` per process).
 """
 
 from __future__ import annotations
@@ -12,30 +14,36 @@ import os
 import threading
 from pathlib import Path
 
-from ....engines.run_log import open_log
+from ....wire import open_run_log as open_log
+from ....wire import run_log_path
 
-__all__ = ["append", "log_path", "read_from", "tail_offset"]
+__all__ = ["LogLocks", "append", "log_path", "read_from", "tail_offset"]
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
+
+class LogLocks:
+    """The append locks of one console process, one per log file: two ingest requests never interleave a chunk."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def of(self, path: Path) -> threading.Lock:
+        """Return the lock of the log file `path` (made on first use)."""
+        with self._guard:
+            return self._locks.setdefault(str(path), threading.Lock())
 
 
 def log_path(run_dir: str | Path) -> Path:
     """Return the log file of a run directory."""
-    return Path(run_dir) / "logs" / "output.log"
+    return run_log_path(run_dir)
 
 
-def _lock(path: Path) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(str(path), threading.Lock())
-
-
-def append(run_dir: str | Path, text: str) -> int:
-    """Append text (e.g. ingested chunks) to a run's log; return the new size."""
+def append(locks: LogLocks, run_dir: str | Path, text: str) -> int:
+    """Append text (e.g. ingested chunks) to a run's log under its lock of `locks`; return the new size."""
     path = log_path(run_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8", errors="replace")
-    with _lock(path):
+    with locks.of(path):
         try:
             fd = open_log(path, append=True)
         except OSError:  # the job replaced its log by a link or a FIFO: nothing is written through it

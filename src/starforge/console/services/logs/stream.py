@@ -19,8 +19,8 @@ from pathlib import Path
 import anyio.to_thread
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import Rejected
 from ..jobs import reads as job_reads
 from . import store as logs

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...runtime import Runtime
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..jobs.queries import find_job
 from ..jobs.rows import TERMINAL
 from . import store as logs

@@ -110,7 +110,7 @@ _WAITING_FOR_CAPACITY = select(Job.series_gpus, Job.priority).where(Job.status =
                                                                    Job.waiting_for == "capacity")
 
 
-def take_snapshot(db: Session, capacity: dict[str, int]) -> Snapshot:
+def take_snapshot(db: Session, capacity: Mapping[str, int]) -> Snapshot:
     """Read current usage from the active job rows (call inside the capacity lock to decide and commit)."""
     snap = Snapshot(capacity=dict(capacity))
     connection = db.connection()  # plain rows: no ORM bookkeeping for two reads of a few columns

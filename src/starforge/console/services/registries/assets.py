@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ....contract import VersionedRef
-from ...runtime import Runtime
 from ..accounts import roles
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import NotFound
 from . import data, dataset_store
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ....bundle import BundleFile, pack_bytes
-from ...runtime import Runtime
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..uploads import SpooledBody
 from . import plugins
 

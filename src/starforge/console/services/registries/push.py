@@ -17,9 +17,9 @@ from typing import Any
 
 from ....bundle import BundleLimits, UnsafeBundle
 from ....contract import Problem, VersionedRef, parse_versioned_ref
-from ...runtime import Runtime
 from ..accounts import roles
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import Conflict, Forbidden, Rejected
 from ..uploads import SpooledBody
 from . import data, dataset_store

@@ -17,13 +17,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ...store.models import Job
 from ..accounts import roles
 from ..accounts.credentials import UserView
 from ..admission import AdmissionRequest, Decision, Meta, read_meta
 from ..admission.checks.bundle import bundle_problems
 from ..admission.envelope import Parts, bundle_part, small_part
+from ..context import Runtime
 from ..errors import Forbidden, Rejected
 from ..jobs.bundles import store_bundle
 from ..jobs.rows import TERMINAL, stop_job

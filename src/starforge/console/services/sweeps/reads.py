@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from ....contract import Problem
-from ...runtime import Runtime
 from ...store.models import Job, Sweep
 from ..accounts.credentials import UserView
+from ..context import Runtime
 from ..errors import Rejected
 from ..jobs.metrics import series_of
 from .rows import find_sweep

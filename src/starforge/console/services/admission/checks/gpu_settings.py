@@ -8,7 +8,6 @@ no GPUs. It runs for `POST /api/jobs`, `POST /api/admission/check` (`sf submit -
 from __future__ import annotations
 
 from .....contract import Problem
-from .....engines.runtimes import CPU, series_kind
 from .....recipes import gpu_problems
 from ...jobs.rows import series_demand
 from ..context import AdmissionContext
@@ -22,6 +21,6 @@ def check_gpu_settings(ctx: AdmissionContext) -> list[Problem]:
     if recipe is None:  # the catalog handshake already refused it
         return []
     profile = ctx.profile.split(":", 1)[0].strip()
-    cpu = [s for s in series_demand(ctx.spec, profile) if series_kind(s, ctx.settings.runtimes) == CPU]
+    cpu = [s for s in series_demand(ctx.spec, profile) if ctx.settings.series_kind(s) == "cpu"]
     framework = ctx.spec.spec.framework
     return gpu_problems(ctx.spec.spec.hyperparams, recipe, cpu, framework.version)

@@ -1,4 +1,4 @@
-"""Runnable frameworks: the console refuses a job it could not start on a series of its profile (`runtimes.blocker`).
+"""Runnable frameworks: the console refuses a job it could not start on a series of its profile (`Settings.runtime_blocker`).
 
 A recipe runs on a series when its framework may run there (GPU-only frameworks need a series with GPUs), its
 file entrypoint has a configured checkout, and a runtime can be built for it (or the console's interpreter has it).
@@ -7,7 +7,6 @@ file entrypoint has a configured checkout, and a runtime can be built for it (or
 from __future__ import annotations
 
 from .....contract import Problem
-from .....engines.runtimes import blocker, console_environment
 from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
@@ -23,8 +22,7 @@ def check_runtime(ctx: AdmissionContext) -> list[Problem]:
     version = framework.version or recipe.runtime.default_version
     profile = ctx.profile.split(":", 1)[0].strip()
     for series in series_demand(ctx.spec, profile):
-        found = blocker(recipe, version, series, settings=ctx.settings.runtimes,
-                        framework_dirs=ctx.settings.framework_dirs, env=console_environment())
+        found = ctx.settings.runtime_blocker(recipe, version, series)
         if found is not None:
             return [Problem("spec.framework.kind", "framework_unavailable", found.reason, found.hint,
                             {"got": framework.kind})]
