@@ -31,6 +31,7 @@ def _snap(**fields: Any) -> Snapshot:
 CASES: list[tuple[str, Snapshot, Demand, Fit, str]] = [
     ("an idle deployment", _snap(), _demand(), Fit.FITS, ""),
     ("exactly the free slots", _snap(used={"h200": 8}), _demand(), Fit.FITS, ""),
+    ("every slot of the deployment at once", _snap(), _demand(gpus=16, series_gpus={"h200": 16}), Fit.FITS, ""),
     ("exactly the GPU quota", _snap(user_gpus={ALICE: 8}, used={"h200": 8}), _demand(), Fit.FITS, ""),
     ("the last job of the quota", _snap(user_jobs={ALICE: 3}), _demand(), Fit.FITS, ""),
     ("unlimited quotas (0)", _snap(user_gpus={ALICE: 100}, user_jobs={ALICE: 100}),
@@ -64,7 +65,8 @@ CASES: list[tuple[str, Snapshot, Demand, Fit, str]] = [
      "quota: your active jobs use 9 of 16 GPUs and this job needs 8; it starts when they finish"),
     ("the job quota reached", _snap(user_jobs={ALICE: 4}), _demand(), Fit.QUOTA_JOBS,
      "quota: 4 of 4 concurrent jobs are active; it starts when one ends"),
-    ("an equal priority waits for the series (FIFO, though the job would fit)", _snap(waiting={"h200": 0}), _demand(), Fit.BEHIND_QUEUE,
+    ("an equal priority waits for the series (FIFO, though the job would fit)", _snap(waiting={"h200": 0}), _demand(),
+     Fit.BEHIND_QUEUE,
      "waiting behind earlier jobs for h200 capacity"),
     ("a higher priority waits for one of the series", _snap(waiting={"cpu": 2}),
      _demand(gpus=9, series_gpus={"h200": 8, "cpu": 1}, priority=1), Fit.BEHIND_QUEUE,
