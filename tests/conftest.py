@@ -12,7 +12,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO / "tests" / "conformance" / "jobspec-cases.jsonl"
-SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance" / "jobspec-cases.jsonl"
 
 _skipped_services: dict[str, str] = {}
 _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a skip message (read back by the banner)
@@ -116,7 +115,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def load_cases(*layers: str) -> list[dict[str, Any]]:
-    """Return the shared conformance cases of the given layers (all when none is given)."""
+    """Return the conformance cases (tests/conformance) of the given layers (all when none is given)."""
     cases = [json.loads(line) for line in CONFORMANCE.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [c for c in cases if not layers or c["layer"] in layers]
 

@@ -19,7 +19,7 @@ import pytest
 from starforge.console.web import COOKIE
 from tests.conftest import require_service, service_unavailable
 from tests.integration.conftest import ConsoleProcess, unique
-from tests.integration.helpers import bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit
 
 HOW = "run `scripts/services.sh up` (installs Debian's chromium) and `pip install -e .[dev]` (Playwright)"
 TINYRL_CONFIG = Path(__file__).resolve().parents[2] / "src/starforge/recipes/builtin/tinyrl/grpo/template/config.yaml"
@@ -98,16 +98,14 @@ def browsers(browser: Any, console: ConsoleProcess) -> Iterator[Browsers]:
         context.close()
 
 
-def _submit(api: httpx.Client, name: str, **spec_extra: Any) -> str:
+def _submit(api: httpx.Client, name: str, status: str = "submitted", **spec_extra: Any) -> str:
     data = bundle({f"experiments/{name}/config.yaml": TINYRL_CONFIG.read_text()})
-    answer = submit(api, spec_for(api, exp=f"experiments/{name}", **spec_extra), data=data)
-    assert answer.status_code in (200, 202), answer.text
-    return str(answer.json()["job_id"])
+    return admitted(submit(api, spec_for(api, exp=f"experiments/{name}", **spec_extra), data=data), status)
 
 
 def _waiting_job(api: httpx.Client, name: str) -> str:
     """Submit a job that waits (no h200 GPUs on this console), so it can be stopped at leisure."""
-    return _submit(api, name, series="h200", gpus=8)
+    return _submit(api, name, "pending", series="h200", gpus=8)
 
 
 def test_a_tinyrl_job_runs_live_with_its_log_and_chart(browsers: Browsers, console: ConsoleProcess,

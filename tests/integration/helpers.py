@@ -95,6 +95,21 @@ def submit(
     return client.post("/api/jobs", content=body, headers=headers)
 
 
+ANSWERS = {"submitted": 200, "queued": 202, "pending": 202}  # a job's first status -> the code its submission gets
+
+
+def admitted(response: httpx.Response, status: str | None = None) -> str:
+    """Assert `response` admitted one job, in `status` when given (else in whichever the console's load decided),
+    with the code that tells it: 200 for a job that takes capacity at once (`submitted`), 202 for one that waits
+    (`queued`, `pending`) with its reason; return the job id."""
+    assert response.status_code in (200, 202), response.text
+    body = response.json()
+    assert body["status"] == (status or body["status"]) and ANSWERS.get(body["status"]) == response.status_code, (
+        response.status_code, body)
+    assert body["queued"] is (response.status_code == 202) and (body["message"] or not body["queued"]), body
+    return str(body["job_id"])
+
+
 TERMINAL = frozenset({"succeeded", "failed", "stopped"})
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from tests.integration.conftest import ConsoleProcess, free_port
-from tests.integration.helpers import bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit
 
 PROBE = Path(__file__).with_name("network_probe.py").read_text()
 
@@ -155,8 +155,7 @@ def run_probe(console: ConsoleProcess, api: httpx.Client, *, remote: RemoteHost 
     script = f"exec {sys.executable} experiments/netprobe/probe.py {shlex.quote(json.dumps(plan))}\n"
     files = {"experiments/netprobe/probe.py": PROBE, "experiments/netprobe/train.sh": script}
     response = submit(api, spec, data=bundle(files))
-    assert response.status_code in (200, 202) and response.json()["queued"] is False, response.text
-    job = str(response.json()["job_id"])
+    job = admitted(response, "submitted")
     deadline = time.monotonic() + 180
     log = ""
     while "NETPROBE " not in log:

@@ -284,8 +284,7 @@ def test_a_job_reads_its_datasets_and_model_and_cannot_write_them(console: Conso
         spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
         script = _READER.format(python=sys.executable, try_write=console.sandboxed)
         answer = helpers.submit(api, spec, data=helpers.bundle({"experiments/reader/train.sh": script}))
-        assert answer.status_code in (200, 202), answer.text
-        job = answer.json()["job_id"]
+        job = helpers.admitted(answer, "submitted")  # the module's only job
         row = helpers.wait_for_end(api, job)
     output = (console.state_dir / "runs" / user / "reader" / job / "logs" / "output.log").read_text(errors="replace")
     assert row["status"] == "succeeded", output[-3000:]

@@ -23,7 +23,7 @@ from starforge.console.app import create_app
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.settings import load_settings
 from tests.conftest import require_service
-from tests.integration.helpers import bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit
 
 DEEP = "[" * 2000 + "]" * 2000  # past the 1,000-frame budget of a recursive parser (950 already broke later steps)
 ROLES = ("admin", "operator", "viewer")
@@ -178,8 +178,7 @@ def test_idempotency_key_longer_than_255_characters_is_a_400_naming_the_header(c
             _refused(submit(client, spec, key=long_key), 400, "Idempotency-Key", "value_too_long")
         first = submit(client, spec, key=long_key[:255])
         other = submit(client, spec, key=long_key[:254] + "z")
-    assert first.status_code in (200, 202) and other.status_code in (200, 202), (first.text, other.text)
-    assert first.json()["job_id"] != other.json()["job_id"]
+    assert admitted(first, "pending") != admitted(other, "pending")  # two jobs (h200 has no capacity here)
 
 
 @pytest.mark.parametrize("field", ["max_concurrent_gpus", "max_concurrent_jobs", "daily_gpu_hours", "max_storage_gb",

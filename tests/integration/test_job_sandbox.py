@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import REPO, require_bubblewrap
 from tests.integration import netprobe
 from tests.integration.conftest import ConsoleProcess, unique
-from tests.integration.helpers import bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit
 
 TERMINAL = {"succeeded", "failed", "stopped"}
 PROBE = Path(__file__).with_name("isolation_probe.py").read_text()
@@ -100,8 +100,7 @@ def _custom(api: httpx.Client, name: str, files: dict[str, str], script: str) ->
     spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
     files = {**{f"experiments/{name}/{k}": v for k, v in files.items()}, f"experiments/{name}/train.sh": script}
     response = submit(api, spec, data=bundle(files))
-    assert response.status_code in (200, 202), response.text
-    return str(response.json()["job_id"])
+    return admitted(response, "submitted")  # 3 CPU slots: at most a sleeper and this job run at once
 
 
 def _wait(api: httpx.Client, job: str, statuses: set[str], timeout: float = 120) -> dict[str, Any]:
@@ -170,8 +169,7 @@ def test_a_bundle_cannot_shadow_the_runtime_s_pinned_code(sandboxed: ConsoleProc
         files = {"experiments/toy/config.yaml": "grpo:\n  max_num_steps: 3\n", "starforge/__init__.py": "",
                  "starforge/tinyrl/__init__.py": "", "starforge/tinyrl/grpo.py": fake}
         response = submit(api, spec_for(api, "tinyrl/grpo", hyperparams={"max_num_steps": 3}), data=bundle(files))
-        assert response.status_code in (200, 202), response.text
-        job = response.json()["job_id"]
+        job = admitted(response, "submitted")
         row = _wait(api, job, TERMINAL)
         output = _output(sandboxed, user, "toy", job)
         assert row["status"] == "succeeded", output[-2000:]

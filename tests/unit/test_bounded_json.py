@@ -7,6 +7,7 @@ import json
 import pytest
 
 from starforge.console.api.body import MAX_JSON_DEPTH, json_depth_problem, load_json
+from starforge.contract import Problem
 
 
 def nested(depth: int) -> str:
@@ -20,8 +21,11 @@ def test_depth_at_the_bound_passes_and_one_more_is_refused() -> None:
 
 
 def test_a_million_levels_are_measured_without_recursion() -> None:
-    assert json_depth_problem("[" * 1_000_000, "spec") is not None
-    assert json_depth_problem('{"a":' * 500_000 + "1" + "}" * 500_000, "spec") is not None
+    too_deep = Problem("spec", "json_too_deep", f"arrays and objects nest more than {MAX_JSON_DEPTH} levels deep",
+                       f"flatten the document to at most {MAX_JSON_DEPTH} levels of nesting")
+    assert json_depth_problem("[" * 1_000_000, "spec") == too_deep
+    objects = '{"a":' * 500_000 + "1" + "}" * 500_000
+    assert load_json(objects, "spec") == (None, [too_deep])  # measured and refused before `json.loads` could recurse
 
 
 @pytest.mark.parametrize("text", [

@@ -7,7 +7,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from starforge.bundle import BundleLimits, UnsafeBundle, extract_bundle, inspect_bundle
@@ -76,9 +76,20 @@ def test_random_bytes_give_problems_never_exceptions(data: bytes) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=4096))
+@given(st.binary(max_size=600) | st.binary(min_size=512, max_size=4096))  # short bodies, and whole header blocks
+@example(bytes(512)).via("an end-of-archive block: an empty archive")
+@example(bytes(1536)).via("zero blocks only")
+@example(bytes(512) + b"x").via("data after the end-of-archive block")
+@example(bytes(511)).via("a truncated block")
+@example(b"\x01" * 512).via("a block of garbage")
+@example(b"").via("nothing at all")
 def test_random_tar_bodies_give_problems_never_exceptions(body: bytes) -> None:
-    _assert_clean(list(inspect_bundle(gz(body), SMALL)))
+    problems = list(inspect_bundle(gz(body), SMALL))
+    _assert_clean(problems)
+    # Random bytes are never a tar archive (a header's checksum would have to match), except zero blocks only:
+    # an empty archive, the one body without a problem.
+    empty_archive = len(body) >= 512 and not body.strip(b"\0")
+    assert (problems == []) == empty_archive, (body[:64], problems)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
