@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from starforge.console.launch import _hub_cache
 from starforge.console.runtime import Runtime, console_identity, load_served_catalog
+from starforge.console.scheduler.prepare import _hub_cache
 from starforge.console.settings import load_settings
 from starforge.console.store import Database
 from starforge.engines import Isolation

@@ -83,7 +83,7 @@ def _scheduler(rt: Runtime) -> Scheduler:
 
 
 def _until_built(rt: Runtime, scheduler: Scheduler) -> None:
-    for build in list(scheduler._preparing.values()):
+    for build in list(scheduler.launcher.preparing.values()):
         with contextlib.suppress(Exception):  # a failed build is what some tests want
             build.future.result(timeout=30)
     deadline = time.monotonic() + 30

@@ -116,11 +116,10 @@ def demand_of(job: JobShape, max_gpus: int, max_jobs: int, sweep_max: int = 0, *
     `shapes` is a decoding cache of `series_gpus` the caller keeps for one pass over many rows (the same few shapes
     repeat across thousands of waiting jobs); the decoded mappings are shared, never changed."""
     text = job.series_gpus or "{}"
-    series = shapes.get(text) if shapes is not None else None
-    if series is None:
+    if shapes is None:
         series = json.loads(text)
-        if shapes is not None:
-            shapes[text] = series
+    elif (series := shapes.get(text)) is None:
+        series = shapes[text] = json.loads(text)
     return Demand(job.id, job.user_id, job.requested_gpus, series, job.priority, max_gpus, max_jobs,
                   job.sweep_id or "", sweep_max)
 
