@@ -16,13 +16,16 @@ from sqlalchemy.exc import IntegrityError
 
 from starforge.console.app import bootstrap_admin, build_runtime, create_app
 from starforge.console.runtime import Runtime
+from starforge.console.scheduler import Scheduler
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.admission import AdmissionRequest, admit
+from starforge.console.services.jobs.rows import set_status
 from starforge.console.services.jobs.submission_writer import Admitted
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Admission, Idempotency, Job, User
 from starforge.contract import dumps, parse_or_raise
+from starforge.engines import LocalExecutor
 from tests.integration.helpers import spec_for
 
 Make = Callable[..., Admitted]
@@ -132,3 +135,21 @@ def test_a_batch_admitted_apart_never_overspends_the_daily_budget(console: tuple
     with rt.db.read() as db:
         assert [a.verdict for a in db.scalars(select(Admission).order_by(Admission.id))] == [
             "accepted", "accepted", "rejected", "rejected"]
+
+
+def test_the_scheduler_places_a_queue_as_the_writer_admitted_it(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    batch = [make(f"experiments/p{i}") for i in range(4)]  # 16 h200 slots, 8 each
+    rt.submissions.commit_batch(batch)
+    admitted = [(status, why) for _exp, status, why in _jobs(rt)]
+    with rt.db.read() as db:
+        reasons = [job.reason for job in db.scalars(select(Job).order_by(Job.submitted_at))]
+    with rt.db.write() as db:  # the same queue again, every job waiting for nothing yet
+        for job in db.scalars(select(Job)):
+            set_status(db, job, "queued", reason="requeued")
+    assert Scheduler(rt, LocalExecutor(rt.capacity, gpus={})).place() == 2
+    with rt.db.read() as db:
+        placed = [(job.status, job.waiting_for, job.reason) for job in db.scalars(select(Job).order_by(Job.submitted_at))]
+    assert [(status, why) for status, why, _reason in placed] == admitted == [
+        ("submitted", ""), ("submitted", ""), ("queued", "capacity"), ("queued", "capacity")]
+    assert [reason for _status, _why, reason in placed] == reasons
