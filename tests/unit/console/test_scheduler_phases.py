@@ -71,7 +71,7 @@ class World:
 
 
 def replace_pools(doc: dict[str, Any], gpus: int) -> dict[str, Any]:
-    out = json.loads(json.dumps(doc))
+    out: dict[str, Any] = json.loads(json.dumps(doc))
     out["spec"]["resources"]["pools"][0]["gpus_per_node"] = gpus
     return out
 

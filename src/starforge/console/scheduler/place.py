@@ -40,7 +40,7 @@ class _Waiting(NamedTuple):
     priority: int
     status: str
     waiting_for: str
-    sweep_id: str | None
+    sweep_id: str
     profile: str
     action: str
 
