@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from starforge.console.launch import run_dir_of
+from starforge.console.scheduler import run_dir_of
 from starforge.console.services.registries import artifacts
 from starforge.console.store.models import Job
 from tests.compat.conftest import OfficialUser, job_row, make_user, output

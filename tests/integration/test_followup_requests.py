@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from starforge.console.app import bootstrap_admin, build_console, create_app
-from starforge.console.launch import run_dir_of
+from starforge.console.scheduler import run_dir_of
 from starforge.console.services.registries import artifacts
 from starforge.console.settings import Settings
 from starforge.console.store.models import Job

@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from starforge.console.app import build_console
-from starforge.console.launch import _hub_cache
 from starforge.console.runtime import console_identity
+from starforge.console.scheduler.prepare import _hub_cache
 from starforge.console.services.context import Runtime
 from starforge.console.settings import load_settings
 from starforge.engines import Isolation

@@ -3,22 +3,29 @@ takes its batch with it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from starforge.console.app import bootstrap_admin, build_console, create_app
+from starforge.console.scheduler import Scheduler
+from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.admission import AdmissionRequest, admit
 from starforge.console.services.context import Runtime
-from starforge.console.services.jobs import submission_writer
+from starforge.console.services.jobs.rows import set_status
 from starforge.console.services.jobs.submission_writer import Admitted
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
-from starforge.console.store.models import Admission, Idempotency, Job
+from starforge.console.store.models import Admission, Idempotency, Job, User
+from starforge.contract import dumps, parse_or_raise
+from starforge.engines import LocalExecutor
 from tests.integration.helpers import spec_for
 
 Make = Callable[..., Admitted]
@@ -78,22 +85,40 @@ def test_one_key_twice_in_a_batch_makes_one_job(console: tuple[Runtime, Make]) -
         assert len(db.scalars(select(Idempotency)).all()) == 1
 
 
-def test_a_failing_submission_does_not_take_its_batch_with_it(console: tuple[Runtime, Make],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_submission_does_not_take_its_batch_with_it(console: tuple[Runtime, Make]) -> None:
     rt, make = console
-    real = submission_writer.build_job
-
-    def build_job(**fields: Any) -> Job:
-        if fields["exp"] == "experiments/bad":
-            raise RuntimeError("disk on fire")
-        return real(**fields)
-
-    monkeypatch.setattr(submission_writer, "build_job", build_job)
-    batch = [make("experiments/a"), make("experiments/bad"), make("experiments/c")]
+    with rt.db.write() as db:
+        ghost = accounts.create_user(db, "ghost")
+    gone = replace(make("experiments/bad"), user=ghost)  # admitted, then its account is deleted before the commit
+    with rt.db.write() as db:
+        db.delete(db.get(User, ghost.id))
+    batch = [make("experiments/a"), gone, make("experiments/c")]
     rt.submissions.commit_batch(batch)
-    assert isinstance(batch[1].error, RuntimeError) and batch[1].outcome is None
+    assert isinstance(batch[1].error, IntegrityError) and batch[1].outcome is None  # its row names no account
     assert batch[0].outcome is not None and batch[2].outcome is not None
     assert [exp for exp, _status, _why in _jobs(rt)] == ["experiments/a", "experiments/c"]
+    with rt.db.read() as db:  # the failed one left nothing behind: no audit row, no idempotency record
+        assert [a.exp for a in db.scalars(select(Admission).order_by(Admission.id))] == ["experiments/a",
+                                                                                         "experiments/c"]
+    committed = {item.outcome.body["job_id"] for item in (batch[0], batch[2]) if item.outcome}
+    assert {job_id for job_id in committed if rt.submissions.handover.take(job_id) is not None} == committed
+    assert len(rt.submissions.handover) == 0  # the failed attempts handed nothing over
+
+
+def test_each_committed_job_hands_its_admitted_spec_to_the_scheduler(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    batch = [make(f"experiments/h{i}") for i in range(3)]  # two start, one waits: each is handed over
+    rt.submissions.commit_batch(batch)
+    for item in batch:
+        assert item.outcome is not None
+        job_id = item.outcome.body["job_id"]
+        assert rt.submissions.handover.take(job_id) is item.spec  # the very object admission made
+        assert rt.submissions.handover.take(job_id) is None  # taken once
+        with rt.db.read() as db:
+            row = db.get(Job, job_id)
+            assert row is not None
+            assert row.spec_json == dumps(item.spec, indent=None)  # stored in the contract's canonical form
+            assert parse_or_raise(json.loads(row.spec_json)) == item.spec
 
 
 def test_a_batch_admitted_apart_never_overspends_the_daily_budget(console: tuple[Runtime, Make]) -> None:
@@ -111,3 +136,21 @@ def test_a_batch_admitted_apart_never_overspends_the_daily_budget(console: tuple
     with rt.db.read() as db:
         assert [a.verdict for a in db.scalars(select(Admission).order_by(Admission.id))] == [
             "accepted", "accepted", "rejected", "rejected"]
+
+
+def test_the_scheduler_places_a_queue_as_the_writer_admitted_it(console: tuple[Runtime, Make]) -> None:
+    rt, make = console
+    batch = [make(f"experiments/p{i}") for i in range(4)]  # 16 h200 slots, 8 each
+    rt.submissions.commit_batch(batch)
+    admitted = [(status, why) for _exp, status, why in _jobs(rt)]
+    with rt.db.read() as db:
+        reasons = [job.reason for job in db.scalars(select(Job).order_by(Job.submitted_at))]
+    with rt.db.write() as db:  # the same queue again, every job waiting for nothing yet
+        for job in db.scalars(select(Job)):
+            set_status(db, job, "queued", reason="requeued")
+    assert Scheduler(rt, LocalExecutor(rt.capacity, gpus={})).place() == 2
+    with rt.db.read() as db:
+        placed = [(job.status, job.waiting_for, job.reason) for job in db.scalars(select(Job).order_by(Job.submitted_at))]
+    assert [(status, why) for status, why, _reason in placed] == admitted == [
+        ("submitted", ""), ("submitted", ""), ("queued", "capacity"), ("queued", "capacity")]
+    assert [reason for _status, _why, reason in placed] == reasons

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from starforge.console.launch import compile_plan
+from starforge.console.scheduler import compile_plan
 from starforge.lab import SubmitOptions, build_jobspec, client_catalog, create_experiment, init_lab
 from starforge.recipes import Catalog
 from starforge.runner import build_argv

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from starforge.console.launch import compile_plan
+from starforge.console.scheduler import compile_plan
 from starforge.contract import parse
 from starforge.recipes import load_catalog, validate_hyperparams
 from starforge.runner import build_command

@@ -97,7 +97,7 @@ def _job(rt: Runtime, job_id: str) -> Job:
 
 
 def _until_built(rt: Runtime, scheduler: Scheduler) -> None:
-    for build in list(scheduler._preparing.values()):
+    for build in list(scheduler.launcher.preparing.values()):
         with contextlib.suppress(Exception):  # a failed build is what some tests want
             build.future.result(timeout=30)
     deadline = time.monotonic() + 30

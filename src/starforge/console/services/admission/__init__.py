@@ -7,7 +7,7 @@ Tier: query (`admit` and `admit_followup` run over the caller's session; stage A
 from .envelope import Envelope, Opened, first_pool_series, open_envelope
 from .followup import FOLLOWUP_CHECKS, admit_followup
 from .meta import Meta, parse_meta_header, read_meta
-from .pipeline import POLICY_CHECKS, AdmissionRequest, Decision, NeedsDatabase, admit, stamp_owner
+from .pipeline import POLICY_CHECKS, AdmissionRequest, Decision, Screened, admit, judge, screen, stamp_owner
 
 __all__ = [
     "FOLLOWUP_CHECKS",
@@ -16,13 +16,15 @@ __all__ = [
     "Decision",
     "Envelope",
     "Meta",
-    "NeedsDatabase",
     "Opened",
+    "Screened",
     "admit",
     "admit_followup",
     "first_pool_series",
+    "judge",
     "open_envelope",
     "parse_meta_header",
     "read_meta",
+    "screen",
     "stamp_owner",
 ]

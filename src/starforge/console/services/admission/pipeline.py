@@ -13,7 +13,13 @@ problem is reported.
 The names check (ours, not in §12) opens the policy stage: it reads only the spec, and the names it refuses are
 the fields every later check and the run directory are built from, so its problems come first.
 
-Tier: query (`admit` runs over the caller's session and never writes; the checks are pure).
+Two steps, each run once per request: `screen` runs the document stages (the contract parse, the catalog, the
+recipe gates) and stamps the owner, in memory; its `Screened.needs_store` then tells, before any policy check runs,
+whether the policy stage must read the store (the account's quota not held by the caller, a daily budget, or a
+registry reference to resolve), and `judge` runs the policy checks over a session, or in memory when none is
+needed. `admit` is both steps over the caller's session.
+
+Tier: query (`admit` and `judge` run over the caller's session and never write; `screen` and the checks are pure).
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from .checks import (
 from .context import AdmissionContext, Resolutions
 from .resolve import has_references, resolve_references
 
-__all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "NeedsDatabase", "admit", "stamp_owner"]
+__all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "Screened", "admit", "judge", "screen", "stamp_owner"]
 
 POLICY_CHECKS = (
     check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
@@ -97,22 +103,23 @@ def stamp_owner(spec: JobSpec, user: UserView) -> tuple[JobSpec, list[Problem]]:
     return spec.with_owner(user.username), warnings
 
 
-class NeedsDatabase(Exception):
-    """Raised by `admit` without a session when the decision needs the store (a reference, the day's usage)."""
+@dataclass(frozen=True)
+class Screened:
+    """A request past the document stages (B–D) and owner stamping: the spec the policy checks read."""
+
+    request: AdmissionRequest
+    spec: JobSpec
+    warnings: tuple[Problem, ...]
+
+    def needs_store(self, quota: QuotaView | None) -> bool:
+        """Return True when the policy stage must read the store: `quota` (the caller's copy of the account's) is
+        None, it has a daily budget (the ledger of the day), or the spec names something a registry resolves."""
+        return quota is None or bool(quota.daily_gpu_hours) or has_references(self.spec)
 
 
-def _ledger(db: Session, settings: Settings, request: AdmissionRequest, quota: QuotaView) -> Ledger | None:
-    found = ledgers(db, {request.user.id: quota}, settings.profile_max_hours, waiting=True).get(request.user.id)
-    return found.charged(request.reserved_before) if found is not None else None
-
-
-def admit(db: Session | None, settings: Settings, catalog: Any, request: AdmissionRequest,
-          quota: QuotaView | None = None, capacity: Mapping[str, int] | None = None) -> Decision:
-    """Run every admission stage for `request`; never writes to the store. `quota` is the account's, when the
-    caller already holds it (read from `db` otherwise); the account's ledger is read only when the quota has a
-    daily budget, the one check that reads it (`request.reserved_before` added to it). `capacity` is the deployment's slots per series as its engines declare them
-    (what the scheduler places on; `settings.capacity` when not given). Without a session (`db` None) the decision is taken
-    in memory, or NeedsDatabase is raised once it turns out to need a lookup."""
+def screen(catalog: Any, request: AdmissionRequest) -> Screened | Decision:
+    """Run the document stages on `request.doc` (its one parse) and stamp the owner; return what the policy stage
+    reads, or the refusal (a Decision with every problem) when a document stage found one."""
     warnings = list(request.warnings)
     verdict = check_document(request.doc, catalog)
     warnings.extend(verdict.warnings)
@@ -120,9 +127,28 @@ def admit(db: Session | None, settings: Settings, catalog: Any, request: Admissi
         return Decision(None, list(verdict.problems), warnings, 400)
     spec, owner_warnings = stamp_owner(verdict.spec, request.user)
     warnings.extend(owner_warnings)
+    return Screened(request, spec, tuple(warnings))
+
+
+def _ledger(db: Session, settings: Settings, request: AdmissionRequest, quota: QuotaView) -> Ledger | None:
+    found = ledgers(db, {request.user.id: quota}, settings.profile_max_hours, waiting=True).get(request.user.id)
+    return found.charged(request.reserved_before) if found is not None else None
+
+
+def judge(db: Session | None, settings: Settings, catalog: Any, screened: Screened, quota: QuotaView | None = None,
+          capacity: Mapping[str, int] | None = None) -> Decision:
+    """Run the policy checks on a screened request and return the verdict; never writes to the store.
+
+    With a session, `quota` is the account's when the caller holds it (read from `db` otherwise), the account's
+    ledger is read only when the quota has a daily budget (the one check that reads it; `reserved_before` of the
+    request added to it) and the spec's references are resolved. Without one (`db` None) the checks run in memory:
+    the caller has asked `screened.needs_store(quota)` first (ValueError when it would have said yes). `capacity` is
+    the deployment's slots per series as its engines declare them (what the scheduler places on;
+    `settings.capacity` when not given)."""
+    request, spec = screened.request, screened.spec
     if db is None:
-        if quota is None or quota.daily_gpu_hours or has_references(spec):
-            raise NeedsDatabase
+        if quota is None or screened.needs_store(quota):
+            raise ValueError("this admission needs the store: judge it over a session")
         caps, ledger, resolutions = quota, None, Resolutions()
     else:
         caps = quota or get_quota(db, request.user, settings.quota)
@@ -141,8 +167,19 @@ def admit(db: Session | None, settings: Settings, catalog: Any, request: Admissi
         capacity=settings.capacity if capacity is None else capacity,
         allow_pending=request.allow_pending,
     )
+    warnings = list(screened.warnings)
     problems = [problem for check in POLICY_CHECKS for problem in check(ctx)]
     if problems:
         status = 403 if any(p.code == "profile_not_allowed" for p in problems) else 400
         return Decision(None, problems, warnings, status)
     return Decision(spec, [], warnings, 200, ctx.resolutions, ctx.recipe)
+
+
+def admit(db: Session, settings: Settings, catalog: Any, request: AdmissionRequest,
+          quota: QuotaView | None = None, capacity: Mapping[str, int] | None = None) -> Decision:
+    """Run every admission stage for `request` over the caller's session (`screen`, then `judge`); never writes to
+    the store. `quota` and `capacity` are as `judge` takes them."""
+    screened = screen(catalog, request)
+    if isinstance(screened, Decision):
+        return screened
+    return judge(db, settings, catalog, screened, quota, capacity)

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ....contract import JobSpec
+from ....contract import JobSpec, dumps
 from ...store.models import Job, JobEvent
 
 __all__ = [
@@ -107,7 +107,8 @@ def build_job(
     """Return the row of an admitted job under a fresh run id, not yet added to any session (`create_job` adds it;
     the submission writer inserts a batch of them at once, and draws a new id if a commit fails).
 
-    `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`; `resolved` holds what
+    `spec` is the admitted (owner-stamped) JobSpec, stored once, in `jobs.spec_json`, in the contract's canonical
+    JSON (`starforge.contract.dumps`, compact: the contract is its one writer); `resolved` holds what
     admission resolved for the launch (init_from path, data and plugin directories); `sweep_id` the sweep it
     belongs to ("" for none).
     """
@@ -115,31 +116,35 @@ def build_job(
         id=new_run_id(), user_id=user_id, username=username, name=spec.metadata.name, exp=exp,
         project=spec.metadata.project, profile=profile, recipe=spec.spec.recipe.name, status="",
         requested_gpus=spec.total_gpus, series_gpus=json.dumps(series_demand(spec, profile)), priority=priority,
-        spec_json=json.dumps(spec.to_dict(), ensure_ascii=False),
+        spec_json=dumps(spec, indent=None),
         meta_json=json.dumps(dict(meta), ensure_ascii=False, default=str), warnings_json=json.dumps(list(warnings)),
         package_sha=package_sha, resolved_json=json.dumps(dict(resolved)), parent_id=parent_id, action=action,
         submitted_at=time.time(), sweep_id=sweep_id,
     )
 
 
-def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_for: str = "") -> bool:
-    """Move `job` to `status`, recording the event with its time and cause; False when it is already there."""
-    event = status_event(job, status, reason=reason, waiting_for=waiting_for)
+def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_for: str = "",
+               at: float | None = None) -> bool:
+    """Move `job` to `status`, recording the event with its time (`at`, now when None) and cause; False when it is
+    already there."""
+    event = status_event(job, status, reason=reason, waiting_for=waiting_for, at=at)
     if event is None:
         return False
     db.add(event)
     return True
 
 
-def status_event(job: Job, status: str, *, reason: str = "", waiting_for: str = "") -> JobEvent | None:
-    """Move `job` to `status` and return the event that records it (for the caller to store), or None when it is
-    already there; raise InvalidTransition on a change the state machine forbids."""
+def status_event(job: Job, status: str, *, reason: str = "", waiting_for: str = "",
+                 at: float | None = None) -> JobEvent | None:
+    """Move `job` to `status` at `at` (now when None: the scheduler passes its clock's time) and return the event
+    that records it (for the caller to store), or None when it is already there; raise InvalidTransition on a change
+    the state machine forbids."""
     current = job.status or ""
     if current == status and reason == job.reason:
         return None
     if status not in _TRANSITIONS.get(current, set()):
         raise InvalidTransition(f"job {job.id}: {current or 'new'} -> {status} is not allowed")
-    now = time.time()
+    now = time.time() if at is None else at
     job.status = status
     job.reason = reason
     job.waiting_for = waiting_for if status in WAITING else ""

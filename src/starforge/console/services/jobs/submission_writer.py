@@ -19,6 +19,8 @@ both take the last hours — one that no longer fits is refused exactly as admis
 `quota`; audited) and stores nothing else.
 `commit_group` commits the points of one `POST /api/sweeps` together, in one transaction of their own (a point that
 no longer fits the budget refuses the whole group: `GroupRefused`).
+Each job is placed by `capacity.place`, the scheduler's placement step; the admitted JobSpec of each job written is
+handed to this console's scheduler (`handover`), which launches it without parsing the stored spec again.
 
 Tier: use case (the writer owns its transactions).
 """
@@ -46,10 +48,11 @@ from ..admission import Decision
 from ..audit import decision_row
 from ..outcome import Outcome
 from ..quota.budget import ledgers
-from ..quota.capacity import Fit, Snapshot, assume, block, decide, demand_of, take_snapshot
+from ..quota.capacity import Fit, Snapshot, demand_of, place, take_snapshot
 from ..quota.caps import QuotaView, quotas_for
 from ..quota.policy import Ledger, budget_refusal, queue_priority, reserved_hours
 from ..sweeps.rows import claim_sweeps, sweep_id_of
+from .handover import Handover
 from .rows import build_job, status_event
 
 __all__ = ["Admitted", "GroupRefused", "SubmissionWriter"]
@@ -100,6 +103,7 @@ class SubmissionWriter:
         self._queue: queue.SimpleQueue[Admitted] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self.handover = Handover()  # the admitted specs of the jobs written, for this console's scheduler
 
     def commit(self, item: Admitted) -> Outcome:
         """Queue `item` for the next batch and return its answer once that batch has committed (blocking)."""
@@ -194,6 +198,7 @@ class SubmissionWriter:
                                          created_at=time.time()))
                 outcomes.append(outcome)
             rows.insert(db)
+        self.handover.offer(rows.specs)  # committed: the scheduler may claim them now
         return outcomes
 
 
@@ -203,6 +208,7 @@ class _Rows:
 
     def __init__(self) -> None:
         self._rows: dict[tuple[type, tuple[str, ...]], list[dict[str, Any]]] = {}
+        self.specs: list[tuple[str, JobSpec]] = []  # each job written, with its admitted spec
 
     def add(self, row: Any) -> None:
         values = {key: value for key, value in vars(row).items() if not key.startswith("_sa_")}
@@ -268,12 +274,7 @@ def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted, s
     job = build_job(user_id=item.user.id, username=item.user.username, spec=item.spec, exp=item.exp,
                     profile=item.profile, priority=queue_priority(quota), meta=item.meta, resolved=_resolved(item.decision),
                     package_sha=item.package_sha, warnings=warnings, sweep_id=sweep_id_of(item.meta))
-    demand = demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs, sweep_max)
-    fit, reason = decide(snap, demand)
-    if fit is Fit.FITS:
-        assume(snap, demand)
-    elif fit in (Fit.CAPACITY_BUSY, Fit.BEHIND_QUEUE):
-        block(snap, demand)
+    fit, reason = place(snap, demand_of(job, quota.max_concurrent_gpus, quota.max_concurrent_jobs, sweep_max))
     event = status_event(job, fit.status, reason=reason or "admitted", waiting_for=fit.waiting_for)
     if fit is Fit.FITS:
         job.reason = ""
@@ -284,6 +285,7 @@ def _decide_one(rows: _Rows, snap: Snapshot, quota: QuotaView, item: Admitted, s
         "requested_gpus": item.spec.total_gpus, "dry_run": False, "warnings": warnings,
     }
     rows.add(job)
+    rows.specs.append((job.id, item.spec))
     if event is not None:
         rows.add(event)
     rows.add(decision_row(user_id=item.user.id, source="submit", verdict="queued" if queued else "accepted",

@@ -2,7 +2,9 @@
 capacity decision), its audit row and its idempotency record.
 
 Tier: use case (owns its transactions: reads for the replay and admission, one write under the capacity lock for
-the commit). The JobSpec admission parsed is the one committed: it is handed along, never parsed again.
+the commit). The JobSpec admission parsed is the one committed: it is handed along, never parsed again. Admission
+screens the document once, in memory, and only then knows whether its policy checks read the store; nothing is
+checked twice.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ....contract import Problem
 from ...store.models import Idempotency
 from ..accounts import roles
 from ..accounts.credentials import UserView
-from ..admission import AdmissionRequest, Decision, NeedsDatabase, admit
+from ..admission import AdmissionRequest, Decision, Screened, judge, screen
 from ..admission.envelope import Envelope, first_pool_series, open_envelope
 from ..audit import decision_row
 from ..context import Runtime
@@ -73,28 +75,34 @@ def check(rt: Runtime, *, user: UserView, body: Any) -> dict[str, Any]:
 
 
 def admit_request(rt: Runtime, request: AdmissionRequest) -> Decision:
-    """Admit `request` in memory when nothing else is needed, else with the store's reads (blocking)."""
-    try:
-        return admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(request.user), rt.capacity)
-    except NeedsDatabase:
-        return _admit_from_store(rt, request)
+    """Admit `request`: screen its document once, then judge it in memory when nothing else is needed, else with
+    the store's reads (blocking)."""
+    screened = screen(rt.catalog, request)
+    if isinstance(screened, Decision):
+        return screened
+    cached = rt.accounts.cached_quota(request.user)
+    if not screened.needs_store(cached):
+        return judge(None, rt.settings, rt.catalog, screened, cached, rt.capacity)
+    return _judge_from_store(rt, screened)
 
 
-def _admit_from_store(rt: Runtime, request: AdmissionRequest) -> Decision:
-    quota = rt.accounts.quota(request.user, rt.settings.quota)
+def _judge_from_store(rt: Runtime, screened: Screened) -> Decision:
+    quota = rt.accounts.quota(screened.request.user, rt.settings.quota)
     with rt.db.read() as db:
-        return admit(db, rt.settings, rt.catalog, request, quota, rt.capacity)
+        return judge(db, rt.settings, rt.catalog, screened, quota, rt.capacity)
 
 
 async def check_soon(*, rt: Runtime, user: UserView, body: Any) -> dict[str, Any]:
     """Return what `check` does, on the event loop when the verdict needs nothing but memory (a fraction of a
     millisecond: a thread hop would cost more), else from a worker thread (a reference to resolve, the day's usage,
-    a quota not cached yet)."""
-    request = _check_request(user, body)
-    try:
-        return _verdict(admit(None, rt.settings, rt.catalog, request, rt.accounts.cached_quota(user), rt.capacity))
-    except NeedsDatabase:
-        return _verdict(await anyio.to_thread.run_sync(_admit_from_store, rt, request))
+    a quota not cached yet); the document is screened once, on the event loop, either way."""
+    screened = screen(rt.catalog, _check_request(user, body))
+    if isinstance(screened, Decision):
+        return _verdict(screened)
+    cached = rt.accounts.cached_quota(user)
+    if not screened.needs_store(cached):
+        return _verdict(judge(None, rt.settings, rt.catalog, screened, cached, rt.capacity))
+    return _verdict(await anyio.to_thread.run_sync(_judge_from_store, rt, screened))
 
 
 def record_rejection(rt: Runtime, user: UserView, doc: Any, problems: list[Problem], warnings: list[Problem]) -> None:

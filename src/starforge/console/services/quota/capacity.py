@@ -1,4 +1,5 @@
-"""Capacity and quota decisions on a snapshot: `take_snapshot` reads, `decide` is pure, `assume` books a placement.
+"""Capacity and quota decisions on a snapshot: `take_snapshot` reads, `decide` is pure, `assume` books a placement,
+and `place` is the one placement step (decide, then book the verdict) of the submission writer and the scheduler.
 
 Order of the checks in `decide` (the first that fails names the reason the job waits):
 1. every series the job needs has capacity in this deployment, enough for the whole job (`unplaceable`; else
@@ -20,6 +21,7 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -28,8 +30,10 @@ from ...store.models import Job
 from .caps import ACTIVE
 from .policy import Wait, gpus_wait, jobs_wait
 
-__all__ = ["QUOTA_FITS", "Demand", "Fit", "Snapshot", "assume", "block", "decide", "demand_of", "held_by",
-           "take_snapshot", "unplaceable"]
+__all__ = [
+    "QUOTA_FITS", "Demand", "Fit", "JobShape", "Snapshot", "assume", "block", "decide", "demand_of", "held_by",
+    "place", "take_snapshot", "unplaceable",
+]
 
 
 class Fit(enum.Enum):
@@ -98,10 +102,36 @@ class Snapshot:
     sweep_jobs: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))  # sweep -> placed jobs
 
 
-def demand_of(job: Job, max_gpus: int, max_jobs: int, sweep_max: int = 0) -> Demand:
-    """Return the demand of a job row (`sweep_max`: the parallel limit of its sweep, 0 for none)."""
-    return Demand(job.id, job.user_id, job.requested_gpus, json.loads(job.series_gpus or "{}"), job.priority,
-                  max_gpus, max_jobs, job.sweep_id or "", sweep_max)
+class JobShape(Protocol):
+    """The columns of a job row a demand is made of: a `Job`, or a row selected with these columns."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def requested_gpus(self) -> int: ...
+    @property
+    def series_gpus(self) -> str: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def sweep_id(self) -> str | None: ...
+
+
+def demand_of(job: JobShape, max_gpus: int, max_jobs: int, sweep_max: int = 0, *,
+              shapes: dict[str, dict[str, int]] | None = None) -> Demand:
+    """Return the demand of a job row (`sweep_max`: the parallel limit of its sweep, 0 for none).
+
+    `shapes` is a decoding cache of `series_gpus` the caller keeps for one pass over many rows (the same few shapes
+    repeat across thousands of waiting jobs); the decoded mappings are shared, never changed."""
+    text = job.series_gpus or "{}"
+    if shapes is None:
+        series = json.loads(text)
+    elif (series := shapes.get(text)) is None:
+        series = shapes[text] = json.loads(text)
+    return Demand(job.id, job.user_id, job.requested_gpus, series, job.priority, max_gpus, max_jobs,
+                  job.sweep_id or "", sweep_max)
 
 
 # Core statements, built once: a snapshot is read on every submission batch and scheduler cycle
@@ -185,3 +215,19 @@ def block(snap: Snapshot, demand: Demand) -> None:
     """Record that `demand` waits for capacity, so jobs of lower or equal priority queue behind it."""
     for series in demand.series_gpus:
         snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), demand.priority)
+
+
+def place(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
+    """Decide `demand` on `snap` and book the verdict there; return it with the reason shown when the job waits.
+
+    The one placement step: the submission writer places a new job with it and the scheduler a waiting one, each
+    in queue order on one snapshot per batch or cycle. A job that fits is assumed (the next decision counts it); a
+    job that waits for capacity (busy, or behind the queue) blocks the jobs of its priority or lower on its series;
+    any other verdict (a cap, a sweep limit, no capacity at all) books nothing, so later jobs may still fit.
+    """
+    fit, reason = decide(snap, demand)
+    if fit is Fit.FITS:
+        assume(snap, demand)
+    elif fit in (Fit.CAPACITY_BUSY, Fit.BEHIND_QUEUE):
+        block(snap, demand)
+    return fit, reason
