@@ -9,17 +9,14 @@ import tarfile
 from collections.abc import Mapping
 from typing import Any
 
+from starforge.contract import profile_name
+
 __all__ = ["META_ORDER", "bare_profile", "build_meta", "empty_bundle", "encode_meta"]
 
 META_ORDER = ("exp", "profile", "git_commit", "git_dirty", "config_sha", "project")
 
 
-def bare_profile(expression: str) -> str:
-    """Return the profile name of a `[roles=]name[:gpus]` expression (`actor=h200:8` → `h200`)."""
-    text = expression.strip()
-    if "=" in text:
-        text = text.split("=", 1)[1]
-    return text.split(":", 1)[0].strip()
+bare_profile = profile_name  # the profile name of a `[roles=]name[:gpus]` expression (`actor=h200:8` → `h200`)
 
 
 def _get(doc: Any, *path: str) -> Any:

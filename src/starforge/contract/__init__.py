@@ -48,7 +48,7 @@ from ._model import (
 )
 from ._parse import JobSpecError, Parsed, parse, parse_or_raise
 from ._problems import CODES, DATA_KEYS, Problem, render_problems
-from ._profiles import Placement, ProfileEntry, resolve_profiles
+from ._profiles import Placement, ProfileEntry, profile_name, resolve_profiles
 from ._schema import schema
 from ._walk import type_name
 
@@ -104,6 +104,7 @@ __all__ = [
     "parse_or_raise",
     "parse_versioned_ref",
     "render_problems",
+    "profile_name",
     "resolve_profiles",
     "schema",
     "spec_to_env",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ._model import Pool
 from ._problems import Problem
 
-__all__ = ["Placement", "ProfileEntry", "resolve_profiles"]
+__all__ = ["Placement", "ProfileEntry", "profile_name", "resolve_profiles"]
 
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -64,6 +64,14 @@ class Placement:
 
 def _problem(message: str, hint: str = "", data: dict[str, object] | None = None) -> Problem:
     return Problem("profile", "invalid_profile", message, hint, data or {})
+
+
+def profile_name(expression: str) -> str:
+    """Return the profile a profile expression names: `h200` for `h200`, `h200:8` and `actor,rollout=h200:8`."""
+    text = expression.strip()
+    if "=" in text:
+        text = text.split("=", 1)[1]
+    return text.partition(":")[0].strip()
 
 
 def resolve_profiles(

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starforge import __version__
-from starforge.contract import API_VERSION, KIND_TRAINING, JobSpec, Problem, ProfileEntry, resolve_profiles
+from starforge.contract import (
+    API_VERSION,
+    KIND_TRAINING,
+    JobSpec,
+    Problem,
+    ProfileEntry,
+    profile_name,
+    resolve_profiles,
+)
 
 from .exp_config import submitted_hyperparams
 from .lockgate import exp_label, lock_gate
@@ -198,7 +206,7 @@ def build_jobspec(root: Path, exp: str, options: SubmitOptions, *, profiles: Seq
     from .lock_inspection import inspect_lock
 
     root = Path(root)
-    bare = options.profiles[0].split("=", 1)[-1].split(":", 1)[0].strip() if options.profiles else ""
+    bare = profile_name(options.profiles[0]) if options.profiles else ""
     exp_dir, rel, problems = experiment_path(root, exp)
     if exp_dir is None:
         return BuiltSpec(None, problems, [], bare, None)

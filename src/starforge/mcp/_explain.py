@@ -14,7 +14,7 @@ from string import Formatter
 from typing import TYPE_CHECKING, Any
 
 from starforge import DISTRIBUTION, __version__
-from starforge.contract import CODES, KIND_TRAINING, Problem
+from starforge.contract import CODES, KIND_TRAINING, Problem, profile_name
 from starforge.recipes import Param, format_override
 from starforge.wire.quota_fields import QUOTA_FIELDS
 
@@ -307,7 +307,7 @@ def _series(problem: Problem, ctx: ExplainContext) -> Fix:
     choices = _allowed(problem)
     if not choices:
         return _with_hint("use a series from the console's profile registry (cluster_status)", problem), (), ()
-    pick = _pick(choices, ctx.profile.split(":", 1)[0])
+    pick = _pick(choices, profile_name(ctx.profile))
     return (f"use a known series ({', '.join(choices)}) for this pool, e.g. {pick}", (ctx.submit(),),
             (Patch(problem.field, "set", pick),))
 

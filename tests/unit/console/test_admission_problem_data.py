@@ -16,8 +16,8 @@ from starforge.console.services.admission.checks import (
     check_quota,
 )
 from starforge.console.services.admission.context import AdmissionContext, Resolutions
-from starforge.console.services.quota.budget import Ledger
 from starforge.console.services.quota.caps import QuotaView
+from starforge.console.services.quota.policy import Ledger
 from starforge.console.services.registries.plugins import PluginView
 from starforge.console.settings import Settings
 from starforge.contract import DATA_KEYS, Problem, ProfileEntry, parse

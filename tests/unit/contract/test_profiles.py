@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from starforge.contract import ProfileEntry, resolve_profiles
+from starforge.contract import ProfileEntry, profile_name, resolve_profiles
 
 REGISTRY = [ProfileEntry("h200", "h200", 1, 8), ProfileEntry("h100", "h100", 1, 8), ProfileEntry("cpu", "", 1, 4)]
 GRPO_ROLES = ("actor", "reference", "rollout")
@@ -52,3 +52,9 @@ def test_errors(exprs: list[str]) -> None:
 def test_unknown_profile_lists_the_available_ones() -> None:
     _, problems = resolve_profiles(["b200"], REGISTRY, GRPO_ROLES)
     assert "cpu, h100, h200" in problems[0].hint
+
+
+@pytest.mark.parametrize(("expression", "name"), [("h200", "h200"), ("h200:8", "h200"), (" a100 : 2 ", "a100"),
+                                                  ("actor,rollout=h200:8", "h200"), ("actor=cpu", "cpu"), ("", "")])
+def test_profile_name_is_the_profile_an_expression_names(expression: str, name: str) -> None:
+    assert profile_name(expression) == name

@@ -23,7 +23,7 @@ from ..services.accounts import credentials as accounts
 from ..services.context import Runtime
 from ..services.jobs.rows import set_status
 from ..services.logs.store import log_path
-from ..services.quota.budget import wall_hours
+from ..services.quota import policy
 from ..services.quota.caps import get_quota
 from ..store.models import Job
 from .claim import ClaimedJob, Lease, claim, load
@@ -199,8 +199,7 @@ class Launcher:
         recipe = self.rt.catalog.get(job.spec.spec.recipe.name)
         if recipe is None:
             raise LaunchFailure(f"recipe {job.spec.spec.recipe.name} is no longer in the served catalog")
-        hours = wall_hours(gpus=job.gpus, profile_hours=self.rt.settings.profile_max_hours.get(job.profile, 0.0),
-                           quota=quota)
-        limits = Limits(wall_seconds=hours * 3600 if hours else None)  # what the job reserves of the daily budget
+        limits = Limits(wall_seconds=policy.wall_seconds(gpus=job.gpus, profile=job.profile, quota=quota,
+                                                         profile_max_hours=self.rt.settings.profile_max_hours))
         return executor, prepare_run(self.rt, job, recipe=recipe, run_token=token, job_paths=executor.job_paths,
                                      limits=limits, runtime=runtime)

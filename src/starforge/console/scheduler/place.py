@@ -1,7 +1,7 @@
 """Phase 1, place: decide every waiting job on one snapshot, in queue order, and commit the new statuses at once.
 
 Under the capacity lock: take every waiting job in queue order (quota priority, then submission time), check the
-account's daily GPU-hour budget again (`budget.over_budget`, on ledgers of the hours run today and reserved by
+account's daily GPU-hour budget again (`policy.budget_wait`, on ledgers of the hours run today and reserved by
 placed and running jobs, each placement charged), place the job with `capacity.place` (the submission writer's
 placement step: decide on the snapshot, then assume or block), and commit the changes. A job the budget no longer
 fits waits `queued` with the quota reason (a follow-up step is exempt, as at its admission). While the console is in
@@ -17,8 +17,8 @@ from sqlalchemy import or_, select
 from ..services import maintenance
 from ..services.context import Runtime
 from ..services.jobs.rows import QUEUE_ORDER, WAITING, set_status
-from ..services.quota import capacity
-from ..services.quota.budget import job_hours, ledgers, over_budget
+from ..services.quota import capacity, policy
+from ..services.quota.budget import ledgers
 from ..services.quota.capacity import Fit, demand_of, take_snapshot
 from ..services.quota.caps import quotas_for
 from ..services.sweeps.rows import sweep_limits
@@ -71,14 +71,13 @@ def place(rt: Runtime, clock: Clock) -> int:
         for row in waiting:
             quota = quotas[row.user_id]
             ledger = books.get(row.user_id)  # None: no daily budget, so the job reserves no hours of one
-            hours = over = None
+            hours = wait = None
             if ledger is not None:
-                hours = job_hours(gpus=row.requested_gpus, profile=row.profile, quota=quota, profile_max_hours=hours_of)
-                over = None if row.action else over_budget(ledger, hours, gpus=row.requested_gpus,
-                                                           counted="your placed and running jobs")
-            if over is not None:
-                fit, reason = Fit.QUOTA_HOURS, (f"quota: {over.message}; it starts when the budget renews at 00:00 "
-                                                "UTC or once a running job ends early")
+                hours = policy.reserved_hours(gpus=row.requested_gpus, profile=row.profile, quota=quota,
+                                              profile_max_hours=hours_of)
+                wait = policy.budget_wait(ledger, hours=hours, gpus=row.requested_gpus, followup=bool(row.action))
+            if wait is not None:
+                fit, reason = capacity.held_by(wait)
             else:
                 demand = demand_of(row, quota.max_concurrent_gpus, quota.max_concurrent_jobs,
                                    limits.get((row.user_id, row.sweep_id), 0), shapes=shapes)

@@ -9,8 +9,8 @@ import pytest
 
 from starforge.console.services.admission.checks import check_quota
 from starforge.console.services.admission.context import AdmissionContext
-from starforge.console.services.quota.budget import Ledger
 from starforge.console.services.quota.caps import QuotaView
+from starforge.console.services.quota.policy import Ledger
 
 from .contexts import context, job
 

@@ -180,6 +180,14 @@ def test_a_job_reserves_its_gpus_times_its_limit_of_a_budget_only() -> None:
         == 0.0  # no budget: nothing is reserved
 
 
+@pytest.mark.parametrize("expression", ["h200", "h200:4", "actor,rollout=h200:4", " h200 : 4 "])
+def test_a_profile_expression_is_limited_by_the_profile_it_names(expression: str) -> None:
+    """A client sending `h200:4` (the official one's form) gets h200's max_hours, as one sending `h200` does."""
+    hours, quota = {"h200": 1.0}, _quota(daily_gpu_hours=8.0)
+    assert policy.reserved_hours(gpus=4, profile=expression, quota=quota, profile_max_hours=hours) == 4.0
+    assert policy.wall_seconds(gpus=4, profile=expression, quota=quota, profile_max_hours=hours) == 3600.0
+
+
 # ---- order --------------------------------------------------------------------------------------------------------
 
 def test_priority_orders_the_queue_and_limits_nothing() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 from ....contract import JobSpec
 from ...settings import Settings
 from ..accounts.credentials import UserView
-from ..quota.budget import Ledger
 from ..quota.caps import QuotaView
+from ..quota.policy import Ledger
 from ..registries.artifacts import ArtifactView
 from ..registries.data import AssetView
 from ..registries.plugins import PluginView

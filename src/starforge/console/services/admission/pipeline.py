@@ -34,8 +34,9 @@ from ....contract import JobSpec, Problem
 from ....recipes.verdict import check_document
 from ...settings import Settings
 from ..accounts.credentials import UserView
-from ..quota.budget import Ledger, ledgers
+from ..quota.budget import ledgers
 from ..quota.caps import QuotaView, get_quota
+from ..quota.policy import Ledger
 from .checks import (
     check_bundle,
     check_cluster_paths,

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ....contract import Problem, check_safe_segment, parse_or_raise
+from ....contract import Problem, check_safe_segment, parse_or_raise, profile_name
 from ...store.models import Artifact, Job
 from ..accounts.credentials import UserView
 from ..admission.envelope import Envelope, open_envelope
@@ -78,7 +78,7 @@ def read_ask(body: Any) -> FollowupAsk:
     if problems:
         raise Rejected(_TITLE, problems, status=422)
     assert isinstance(action, str) and isinstance(profile, str)
-    return FollowupAsk(action.strip(), suites, profile.split(":", 1)[0].strip())
+    return FollowupAsk(action.strip(), suites, profile_name(profile))
 
 
 def followup_from_body(rt: Runtime, *, user: UserView, ref: str, body: Any) -> Outcome:
@@ -219,7 +219,7 @@ def post_followup(rt: Runtime, *, user: UserView, envelope: Envelope) -> Outcome
                                         "send it with `sf export` or `sf eval`")])
     if not isinstance(flags, list):
         raise Rejected(_TITLE, [Problem("X-Forge-Meta.flags", "meta_invalid", "flags must be a list of strings")])
-    ask = FollowupAsk(action.strip(), profile=meta.profile.split(":", 1)[0].strip(),
+    ask = FollowupAsk(action.strip(), profile=profile_name(meta.profile),
                       checkpoint=_flag(flags, "--checkpoint"))
     with rt.db.read() as db:
         parent = _newest_succeeded(db, user, meta.exp, ask)

@@ -14,7 +14,7 @@ from ....contract import Problem, parse_or_raise
 from ..accounts.view import UserView
 from ..context import CannotRender, RenderFacts, Runtime
 from ..errors import Rejected
-from ..quota.budget import wall_hours
+from ..quota import policy
 from ..quota.caps import get_quota
 from . import queries as job_queries
 
@@ -34,10 +34,10 @@ def render(rt: Runtime, *, user: UserView, ref: str, fmt: str) -> dict[str, Any]
         job = job_queries.find_job(db, user, ref)
         spec_doc, job_id, owner, profile = json.loads(job.spec_json), job.id, job.username, job.profile
         quota = get_quota(db, UserView(job.user_id, owner, "", "", False), settings.quota)
-        hours = wall_hours(gpus=job.requested_gpus, profile_hours=settings.profile_max_hours.get(profile, 0.0),
-                           quota=quota)  # the limit the job would run under here
+        wall_seconds = policy.wall_seconds(gpus=job.requested_gpus, profile=profile, quota=quota,
+                                           profile_max_hours=settings.profile_max_hours)  # its limit here
     facts = RenderFacts(job_id=job_id, owner=owner, profile=profile, base_url=settings.base_url,
-                        wall_seconds=hours * 3600 if hours > 0 else None,
+                        wall_seconds=wall_seconds,
                         nemo_rl_dir=settings.framework_dirs.get("nemo-rl", ""))
     try:
         manifest = renderer(parse_or_raise(spec_doc), facts)

@@ -2,8 +2,7 @@
 reserve, read from the job rows — served to admission, the submission writer and the scheduler alike.
 
 What a job reserves (its GPUs × its wall-time limit, less what it already ran) and whether one more job fits are
-the quota policy's (`policy.reserved_hours`, `policy.over_budget`); `Ledger`, `job_hours`, `over_budget` and
-`wall_hours` are re-exported here for the callers that still import them from this module. At 00:00 UTC the hours
+the quota policy's (`policy.reserved_hours`, `policy.over_budget`). At 00:00 UTC the hours
 run yesterday drop out of the ledger, and jobs waiting for the budget start at the next placement.
 
 Tier: query (`ledgers` runs over the caller's session and never begins or commits a transaction).
@@ -20,11 +19,9 @@ from sqlalchemy.orm import Session
 from ...store.models import Job
 from ..jobs.rows import ACTIVE, WAITING
 from .caps import QuotaView, day_start, hours_run
-from .policy import Ledger, over_budget, reserved_hours, wall_hours
+from .policy import Ledger, reserved_hours
 
-job_hours = reserved_hours  # the former name, for its callers
-
-__all__ = ["Ledger", "job_hours", "ledgers", "over_budget", "wall_hours"]
+__all__ = ["ledgers"]
 
 
 _ROWS = select(Job.user_id, Job.status, Job.requested_gpus, Job.profile, Job.started_at, Job.finished_at)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ....contract import Problem
+from ....contract import Problem, profile_name
 from ....wire.quota_fields import Effect, quota_field
 from .caps import QuotaView
 
@@ -175,7 +175,7 @@ def wall_hours(*, gpus: int, profile_hours: float, quota: QuotaView) -> float:
 def wall_seconds(*, gpus: int, profile: str, quota: QuotaView, profile_max_hours: Mapping[str, float]) -> float | None:
     """Return the wall-time limit, in seconds, a job on `profile` runs under (None: none): what the scheduler gives
     the engine (`Limits.wall_seconds`), and what the job reserves of the daily budget."""
-    hours = wall_hours(gpus=gpus, profile_hours=profile_max_hours.get(profile, 0.0), quota=quota)
+    hours = wall_hours(gpus=gpus, profile_hours=profile_max_hours.get(profile_name(profile), 0.0), quota=quota)
     return hours * 3600 if hours else None
 
 
@@ -184,7 +184,7 @@ def reserved_hours(*, gpus: int, profile: str, quota: QuotaView, profile_max_hou
     without a budget)."""
     if quota.daily_gpu_hours <= 0:
         return 0.0
-    return gpus * wall_hours(gpus=gpus, profile_hours=profile_max_hours.get(profile, 0.0), quota=quota)
+    return gpus * wall_hours(gpus=gpus, profile_hours=profile_max_hours.get(profile_name(profile), 0.0), quota=quota)
 
 
 # ---- order ----------------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..jobs.rows import TERMINAL, stop_job
 from ..jobs.submission_writer import Admitted, GroupRefused
 from ..jobs.submissions import admit_request, record_rejection, require_writable
 from ..outcome import Outcome
-from ..quota.budget import job_hours
+from ..quota.policy import reserved_hours
 from .rows import find_sweep, new_sweep
 
 __all__ = ["MAX_POINTS", "stop", "submit"]
@@ -109,7 +109,7 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
             record_rejection(rt, user, meta.spec, decision.problems, decision.warnings)
             problems += [_at_point(index, point["params"], p) for p in decision.problems]
             continue
-        reserved += job_hours(gpus=decision.spec.total_gpus, profile=meta.profile, quota=quota,
+        reserved += reserved_hours(gpus=decision.spec.total_gpus, profile=meta.profile, quota=quota,
                               profile_max_hours=rt.settings.profile_max_hours)
         admitted.append((meta, decision))
     if problems:

@@ -6,7 +6,7 @@ so pools on a Slurm series and a Ray (or local) series can never start together.
 
 from __future__ import annotations
 
-from .....contract import Problem
+from .....contract import Problem, profile_name
 from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
@@ -15,7 +15,7 @@ __all__ = ["check_engines"]
 
 def check_engines(ctx: AdmissionContext) -> list[Problem]:
     """Refuse a job whose pools would need more than one engine of this deployment."""
-    profile = ctx.profile.split(":", 1)[0].strip()
+    profile = profile_name(ctx.profile)
     engines = ctx.settings.engines_of(series_demand(ctx.spec, profile))
     if len(engines) < 2:
         return []

@@ -7,7 +7,7 @@ no GPUs. It runs for `POST /api/jobs`, `POST /api/admission/check` (`sf submit -
 
 from __future__ import annotations
 
-from .....contract import Problem
+from .....contract import Problem, profile_name
 from .....recipes import gpu_problems
 from ...jobs.rows import series_demand
 from ..context import AdmissionContext
@@ -20,7 +20,7 @@ def check_gpu_settings(ctx: AdmissionContext) -> list[Problem]:
     recipe = ctx.recipe
     if recipe is None:  # the catalog handshake already refused it
         return []
-    profile = ctx.profile.split(":", 1)[0].strip()
+    profile = profile_name(ctx.profile)
     cpu = [s for s in series_demand(ctx.spec, profile) if ctx.settings.series_kind(s) == "cpu"]
     framework = ctx.spec.spec.framework
     return gpu_problems(ctx.spec.spec.hyperparams, recipe, cpu, framework.version)

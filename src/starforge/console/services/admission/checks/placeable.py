@@ -9,7 +9,7 @@ autoscaling cluster) keep the old behaviour. A series outside the profile regist
 
 from __future__ import annotations
 
-from .....contract import Problem
+from .....contract import Problem, profile_name
 from ...jobs.rows import series_demand
 from ...quota.capacity import unplaceable
 from ..context import AdmissionContext
@@ -21,7 +21,7 @@ def check_placeable(ctx: AdmissionContext) -> list[Problem]:
     """Refuse each pool whose series no capacity of this deployment can serve, naming the series that have some."""
     if ctx.allow_pending or ctx.settings.unplaceable == "queue":
         return []
-    profile = ctx.profile.split(":", 1)[0].strip()
+    profile = profile_name(ctx.profile)
     blocked = unplaceable(ctx.capacity, series_demand(ctx.spec, profile))
     if not blocked:  # the common case, on the admission hot path: nothing more to compute
         return []

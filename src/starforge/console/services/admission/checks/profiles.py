@@ -3,7 +3,7 @@ every pool's series is known."""
 
 from __future__ import annotations
 
-from .....contract import Problem
+from .....contract import Problem, profile_name
 from ...quota.policy import profile_refusal, usable_profiles
 from ..context import AdmissionContext
 
@@ -14,7 +14,7 @@ def check_profiles(ctx: AdmissionContext) -> list[Problem]:
     """Refuse an unknown or forbidden profile (403) and pools of an unknown series."""
     problems = []
     names = {p.name for p in ctx.settings.profiles}
-    profile = ctx.profile.split(":", 1)[0].strip()
+    profile = profile_name(ctx.profile)
     if profile and profile not in names:
         problems.append(Problem("X-Forge-Meta.profile", "profile_unknown", f"profile {profile!r} is not registered",
                                 f"registered profiles: {', '.join(sorted(names))}",

@@ -6,7 +6,7 @@ file entrypoint has a configured checkout, and a runtime can be built for it (or
 
 from __future__ import annotations
 
-from .....contract import Problem
+from .....contract import Problem, profile_name
 from ...jobs.rows import series_demand
 from ..context import AdmissionContext
 
@@ -20,7 +20,7 @@ def check_runtime(ctx: AdmissionContext) -> list[Problem]:
         return []
     framework = ctx.spec.spec.framework
     version = framework.version or recipe.runtime.default_version
-    profile = ctx.profile.split(":", 1)[0].strip()
+    profile = profile_name(ctx.profile)
     for series in series_demand(ctx.spec, profile):
         found = ctx.settings.runtime_blocker(recipe, version, series)
         if found is not None:
