@@ -194,7 +194,7 @@ def test_sf_console_token_create_refuses_an_unknown_account_unless_create(consol
     """A typo in --user never makes an operator account: it is refused with the close names, and --create makes one."""
     name = unique("alice")
     console.cli_token_for(name)
-    typo = name[:-2] + name[-1] + name[-2]  # two letters swapped
+    typo = name[:-1] + ("x" if name[-1] != "x" else "y")  # one letter wrong (swapping two could swap "33" for "33")
     refused = console.sf("token", "create", "--user", typo)
     assert refused.returncode == 1 and refused.stdout == "", refused.stdout
     assert f"user: there is no account {typo!r}" in refused.stderr, refused.stderr

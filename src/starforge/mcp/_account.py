@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from starforge.wire.quota_fields import cap_text
 
 from ._backend import Backend
 from ._results import Outcome
 
 __all__ = ["cluster_status", "get_quota"]
-
-
-def _value(key: str, value: Any) -> str:
-    if key == "allowed_profiles":
-        return ", ".join(map(str, value)) if value else "all"
-    if key.startswith(("max_", "daily_")) and value in (None, 0, 0.0, ""):
-        return "unlimited"  # a cap of 0 or none means no cap
-    return str(value)
 
 
 def get_quota(backend: Backend) -> Outcome:
@@ -24,7 +16,7 @@ def get_quota(backend: Backend) -> Outcome:
     usage = backend.usage()
     data = {"user": {"username": user.username, "role": user.role}, "quota": usage.quota, "usage": usage.usage}
     lines = [f"{user.username} ({user.role or 'unknown role'})"]
-    lines += [f"- {k}: {_value(k, v)}" for k, v in sorted(usage.quota.items())]
+    lines += [f"- {k}: {cap_text(k, v, every='all')}" for k, v in sorted(usage.quota.items())]
     if usage.usage:
         lines.append("in use: " + ", ".join(f"{k}={v}" for k, v in sorted(usage.usage.items())))
     if user.role == "viewer":

@@ -140,6 +140,19 @@ SETTABLE: tuple[QuotaField, ...] = tuple(sorted((cap for cap in QUOTA_FIELDS if 
 _BY_NAME = {cap.name: cap for cap in QUOTA_FIELDS}
 
 
+def cap_text(name: str, value: Any, *, every: str = "every profile") -> str:
+    """Return how a surface shows cap `name` at `value`: names joined (none: `every`), "unlimited" for a cap at its
+    unlimited value (a cap that orders has none), the value otherwise; a key of no cap is shown as it is."""
+    cap = _BY_NAME.get(name)
+    if cap is None:
+        return str(value)
+    if cap.type == NAMES:
+        return ", ".join(map(str, value)) if value else every
+    if Effect.ORDER not in cap.effects and value in (None, 0, 0.0, ""):
+        return "unlimited"
+    return str(value)
+
+
 def quota_field(name: str) -> QuotaField:
     """Return the table's row for cap `name` (KeyError for a name that is no cap)."""
     return _BY_NAME[name]

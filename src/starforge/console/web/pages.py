@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ...contract import Problem
+from ...wire.quota_fields import cap_text
 from ..services.accounts import roles
 from ..services.accounts import status as account_status
 from ..services.accounts.device import PendingLogin
@@ -123,8 +124,8 @@ def quota_page(rt: Runtime, caller: WebCaller) -> str:
     """Return the caller's quota and usage, and the cluster's capacity per series."""
     report = account_status.usage_report(rt, user=caller.user)
     cluster = account_status.cluster_report(rt)
-    return render("quota.html", **frame(caller, "quota"), quota=report["quota"], usage=report["usage"],
-                  cluster=cluster)
+    shown = {key: cap_text(key, value) for key, value in report["quota"].items()}  # as the table says to show it
+    return render("quota.html", **frame(caller, "quota"), quota=shown, usage=report["usage"], cluster=cluster)
 
 
 def recipes_page(rt: Runtime, caller: WebCaller) -> str:

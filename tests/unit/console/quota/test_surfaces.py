@@ -26,7 +26,16 @@ from starforge.console.web import admin_pages
 from starforge.console.web.sessions import WebCaller
 from starforge.contract import CODES, Problem
 from starforge.mcp._explain import FIXES, explain
-from starforge.wire.quota_fields import INTEGER, NAMES, NUMBER, QUOTA_FIELDS, SETTABLE, QuotaField
+from starforge.wire.quota_fields import (
+    INTEGER,
+    NAMES,
+    NUMBER,
+    QUOTA_FIELDS,
+    SETTABLE,
+    Effect,
+    QuotaField,
+    cap_text,
+)
 
 NAMES_OF = [cap.name for cap in QUOTA_FIELDS]
 GOOD: dict[str, Any] = {INTEGER: 3, NUMBER: 2.5, NAMES: ["cpu", "h200"]}
@@ -158,3 +167,17 @@ def test_mcp_explains_every_refusal_of_a_cap(cap: QuotaField) -> None:
         facts = {name: 7 for name in ("requested", "limit", "used")}
         [full] = explain([Problem("f", code, "m", "", facts)])
         assert full.fix == cap.fix.format(facts=cap.facts.format(**facts)) and " 7 " in full.fix
+
+
+@pytest.mark.parametrize("cap", QUOTA_FIELDS, ids=lambda cap: cap.name)
+def test_every_cap_is_shown_by_the_table_unlimited_at_its_unlimited_value(cap: Any) -> None:
+    """The web quota page and MCP show a cap the same way: names joined (none: every one), 0 as unlimited, except
+    a cap that only orders the queue, which has no unlimited value."""
+    if cap.type == NAMES:
+        assert (cap_text(cap.name, ()), cap_text(cap.name, ("cpu", "h200"))) == ("every profile", "cpu, h200")
+        assert cap_text(cap.name, (), every="all") == "all"
+    elif Effect.ORDER in cap.effects:
+        assert (cap_text(cap.name, 0), cap_text(cap.name, 3)) == ("0", "3")
+    else:
+        assert (cap_text(cap.name, cap.zero()), cap_text(cap.name, 2)) == ("unlimited", "2")
+    assert cap_text("not_a_cap", 0) == "0"
