@@ -114,11 +114,13 @@ def test_artifacts_are_listed_and_downloaded_by_their_owner_only(console: Consol
 
 
 # A trainer that fails the way Python programs do: output, a traceback naming host paths, the exception line last.
+# The traceback and the line after it go to stderr, as Python writes them: forge-launch relays stdout and stderr
+# through two pumps, so lines of different streams may reach the log in either order.
 _FAILING = """echo boom
-echo 'Traceback (most recent call last):'
-echo "  File \"$PWD/train.py\", line 3, in <module>"
-echo "    open('$PWD/out/config.json')"
-echo "FileNotFoundError: [Errno 2] No such file or directory: '$PWD/out/config.json'"
+echo 'Traceback (most recent call last):' >&2
+echo "  File \"$PWD/train.py\", line 3, in <module>" >&2
+echo "    open('$PWD/out/config.json')" >&2
+echo "FileNotFoundError: [Errno 2] No such file or directory: '$PWD/out/config.json'" >&2
 echo 'cleaning up' >&2
 exit 3
 """
