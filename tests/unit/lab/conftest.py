@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from starforge.contract import ProfileEntry
+from starforge.lab import client_catalog, create_experiment, init_lab
+from starforge.recipes import Catalog
 
 REGISTRY = (
     ProfileEntry("cpu", "cpu", 1, 1),
@@ -27,3 +31,18 @@ def commit(root: Path, message: str = "work") -> str:
     git(root, "add", "-A")
     git(root, "commit", "-q", "--allow-empty", "-m", message)
     return git(root, "rev-parse", "--short", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def builtin() -> Catalog:
+    """The catalog the client serves itself (builtin recipes, no overlays)."""
+    return client_catalog()
+
+
+@pytest.fixture
+def lab(tmp_path: Path, builtin: Catalog) -> Path:
+    """A committed lab `unit-lab` with one experiment, `toy` (tinyrl/grpo); a module may define its own."""
+    root = init_lab(tmp_path / "lab", name="unit-lab")
+    assert create_experiment(root, "toy", builtin, method="tinyrl/grpo").path is not None
+    commit(root)
+    return root

@@ -24,11 +24,6 @@ from tests.unit.lab.conftest import commit
 from tests.unit.recipes.trees import manifest, tree
 
 
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
-
-
 @pytest.fixture
 def lab(tmp_path: Path) -> Path:
     return init_lab(tmp_path / "lab", name="unit-lab")

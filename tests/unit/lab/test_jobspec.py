@@ -21,11 +21,6 @@ from tests.unit.lab.conftest import REGISTRY, commit, git
 from tests.unit.recipes.trees import manifest, tree
 
 
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
-
-
 @pytest.fixture
 def lab(tmp_path: Path, builtin: Catalog) -> Path:
     """A committed lab `unit-lab` with `toy` (tinyrl/grpo) and `big` (nemo-rl/grpo)."""

@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from starforge.lab import client_catalog, create_experiment, init_lab, project_name, validate_experiment
+from starforge.lab import create_experiment, init_lab, project_name, validate_experiment
 from starforge.recipes import Catalog
 from tests.unit.test_bounded_yaml import laughs
-
-
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
 
 
 def test_starforge_yaml_alias_bomb_is_a_lab_problem(tmp_path: Path) -> None:

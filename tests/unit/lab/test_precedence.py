@@ -8,18 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from starforge.console.scheduler import compile_plan
-from starforge.lab import SubmitOptions, build_jobspec, client_catalog, create_experiment, init_lab
+from starforge.lab import SubmitOptions, build_jobspec, create_experiment, init_lab
 from starforge.recipes import Catalog
 from starforge.runner import build_argv
 from tests.unit.lab.conftest import REGISTRY, commit
-
-
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
 
 
 def framework_argv(lab: Path, catalog: Catalog, *sets: str) -> tuple[dict[str, object], list[str]]:

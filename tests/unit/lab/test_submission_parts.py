@@ -19,9 +19,6 @@ from starforge.lab import (
     SubmitOptions,
     build_jobspec,
     check_handshake,
-    client_catalog,
-    create_experiment,
-    init_lab,
     load_registry,
     offline_registry,
     pack_submission,
@@ -31,19 +28,6 @@ from starforge.lab import (
 )
 from starforge.recipes import Catalog, catalog_digest
 from tests.unit.lab.conftest import REGISTRY, commit, git
-
-
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
-
-
-@pytest.fixture
-def lab(tmp_path: Path, builtin: Catalog) -> Path:
-    root = init_lab(tmp_path / "lab", name="unit-lab")
-    assert create_experiment(root, "toy", builtin, method="tinyrl/grpo").path is not None
-    commit(root)
-    return root
 
 
 @pytest.fixture

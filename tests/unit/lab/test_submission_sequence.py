@@ -14,26 +14,10 @@ from starforge.lab import (
     SubmitOptions,
     Sweep,
     build_submission,
-    client_catalog,
-    create_experiment,
-    init_lab,
 )
 from starforge.lab.sweep_points import parse_grid
 from starforge.recipes import Catalog
 from tests.unit.lab.conftest import REGISTRY, commit, git
-
-
-@pytest.fixture(scope="module")
-def builtin() -> Catalog:
-    return client_catalog()
-
-
-@pytest.fixture
-def lab(tmp_path: Path, builtin: Catalog) -> Path:
-    root = init_lab(tmp_path / "lab", name="unit-lab")
-    assert create_experiment(root, "toy", builtin, method="tinyrl/grpo").path is not None
-    commit(root)
-    return root
 
 
 def _secret(lab: Path) -> None:
