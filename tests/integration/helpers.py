@@ -6,11 +6,14 @@ import copy
 import json
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from starforge.bundle import BundleFile, pack_bytes
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 
 def catalog_entry(client: httpx.Client, recipe: str) -> dict[str, Any]:
@@ -123,3 +126,18 @@ def wait_for_end(api: httpx.Client, job: str, timeout: float = 120) -> dict[str,
             return row
         time.sleep(0.2)
     raise AssertionError(f"job {job} did not end within {timeout:.0f} s: {row.get('status')}")
+
+
+def forwarding(rest: TestClient) -> httpx.MockTransport:
+    """Return an httpx transport that answers every request with the in-process app (whole bodies, no streaming):
+    the Python client and MCP's client backend talk to a console without a socket."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
+        answer = rest.request(request.method, request.url.raw_path.decode("ascii"), headers=headers,
+                              content=request.read())
+        kept = [(k, v) for k, v in answer.headers.multi_items()
+                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(answer.status_code, headers=kept, content=answer.content)
+
+    return httpx.MockTransport(handler)

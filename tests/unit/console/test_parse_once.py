@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -33,6 +32,7 @@ from starforge.console.store.models import Job
 from starforge.engines import Isolation, LocalExecutor
 from starforge.engines.base import ref_parts
 from starforge.lab import SubmitOptions, build_submission, client_catalog, create_experiment, init_lab
+from tests.integration import helpers
 from tests.unit.lab.conftest import commit
 
 URL = "http://console.test"
@@ -80,20 +80,6 @@ class World:
     scheduler: Scheduler
 
 
-def _forwarding(rest: TestClient) -> httpx.MockTransport:
-    """Return an httpx transport that answers every request with the in-process app (whole bodies)."""
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
-        answer = rest.request(request.method, request.url.raw_path.decode("ascii"), headers=headers,
-                              content=request.read())
-        kept = [(k, v) for k, v in answer.headers.multi_items()
-                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-        return httpx.Response(answer.status_code, headers=kept, content=answer.content)
-
-    return httpx.MockTransport(handler)
-
-
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
     settings = load_settings(state_dir=tmp_path / "state", run_background=False, capacity={"cpu": 2})
@@ -105,7 +91,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     assert token
     executor = LocalExecutor({"cpu": 2}, gpus={}, isolation=Isolation.none(settings.state_dir))
     with TestClient(create_app(settings, built)) as rest:
-        yield World(rt, Console(URL, token, transport=_forwarding(rest)), Scheduler(rt, executor, runtimes=built.runtimes))
+        yield World(rt, Console(URL, token, transport=helpers.forwarding(rest)), Scheduler(rt, executor, runtimes=built.runtimes))
     built.runtimes.shutdown()
     rt.db.dispose()
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import httpx2
 import pytest
 from fastapi import FastAPI
@@ -38,20 +37,6 @@ COMMON = {"validate_jobspec", "explain_rejection", "list_recipes", "show_recipe"
           "get_job_logs", "stop_job", "get_quota", "cluster_status"}
 LAB = {"build_jobspec", "recipe_status"}
 _names = itertools.count()
-
-
-def forwarding(rest: TestClient) -> httpx.MockTransport:
-    """Return an httpx transport that answers every request with the in-process app (whole bodies, no streaming)."""
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
-        answer = rest.request(request.method, request.url.raw_path.decode("ascii"), headers=headers,
-                              content=request.read())
-        kept = [(k, v) for k, v in answer.headers.multi_items()
-                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-        return httpx.Response(answer.status_code, headers=kept, content=answer.content)
-
-    return httpx.MockTransport(handler)
 
 
 @dataclass
@@ -112,7 +97,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 def client_backend(world: World, token: str, lab: Path | None = None) -> ClientBackend:
     """Return the stdio backend for `token`, reaching the in-process console."""
-    transport = forwarding(world.rest)
+    transport = helpers.forwarding(world.rest)
     return ClientBackend(lambda through: Console(URL, token, transport=through or transport),
                          network=lambda _url: transport, lab=lab)
 
