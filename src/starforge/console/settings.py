@@ -17,6 +17,14 @@ from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
 from ..engines.ray.config import RaySettings
 from ..engines.runtimes.config import RuntimeSettings, runtime_settings_from
 from ..engines.slurm.config import SlurmSettings
+from .scheduling_config import (
+    FairShareSettings,
+    PreemptionSettings,
+    RestartSettings,
+    read_fair_share,
+    read_preemption,
+    read_restarts,
+)
 
 if TYPE_CHECKING:
     from ..engines.runtimes import Blocker
@@ -110,6 +118,9 @@ class Settings:
     unplaceable: str = "refuse"
     runtimes: RuntimeSettings = field(default_factory=_default_runtimes)  # recipe runtimes and the hub cache
     kuberay: KubeRayConfig = field(default_factory=KubeRayConfig)  # `kuberay:`: how RayJob manifests render
+    fair_share: FairShareSettings = field(default_factory=FairShareSettings)  # `fair_share:`: the queue's order
+    preemption: PreemptionSettings = field(default_factory=PreemptionSettings)  # `preemption:`: off by default
+    restarts: RestartSettings = field(default_factory=RestartSettings)  # `restarts:`: caps of automatic restarts
     run_background: bool = True
     config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
@@ -381,6 +392,15 @@ def _runtimes(value: Any) -> dict[str, Any]:
         raise SettingsError(str(exc)) from exc
 
 
+def _scheduling(key: str, reader: Callable[[Any], Any]) -> Callable[[Any], dict[str, Any]]:
+    def read(value: Any) -> dict[str, Any]:
+        try:
+            return {key: reader(value)}
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
+    return read
+
+
 def _profiles(value: Any) -> dict[str, Any]:
     profiles, hours = _profiles_from(value)
     return {"profiles": profiles, "profile_max_hours": hours}
@@ -398,6 +418,9 @@ _READERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "kuberay": _kuberay,
     "model_roots": lambda value: {"model_roots": _model_roots(value)},
     "admission": _admission,
+    "fair_share": _scheduling("fair_share", read_fair_share),
+    "preemption": _scheduling("preemption", read_preemption),
+    "restarts": _scheduling("restarts", read_restarts),
     "runtimes": _runtimes,
     "trusted_proxies": lambda value: {"trusted_proxies": _trusted_proxies(value)},
     "image_allowlist": lambda value: {"image_allowlist": None if value is None else tuple(str(v) for v in value)},

@@ -14,6 +14,7 @@ __all__ = [
     "LIFECYCLE_EVENTS",
     "PATH_ARTIFACT",
     "PATH_BENCHMARK",
+    "PATH_CONTROL",
     "PATH_ENVIRONMENT_NODES",
     "PATH_HARDWARE",
     "PATH_HPARAMS",
@@ -34,6 +35,7 @@ PATH_VALIDATION: Final = "validation"
 PATH_HARDWARE: Final = "hardware"
 PATH_ENVIRONMENT_NODES: Final = "environment/nodes"
 PATH_BENCHMARK: Final = "benchmark"
+PATH_CONTROL: Final = "control"  # our extension: what the console asks of the running job (`wire._resume`)
 INGEST_PATHS: Final = (
     PATH_LIFECYCLE,
     PATH_LOGS,
@@ -44,6 +46,7 @@ INGEST_PATHS: Final = (
     PATH_HARDWARE,
     PATH_ENVIRONMENT_NODES,
     PATH_BENCHMARK,
+    PATH_CONTROL,
 )
 
 EVENT_STARTING: Final = "starting"

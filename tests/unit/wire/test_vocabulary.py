@@ -52,7 +52,7 @@ def test_ingest_vocabulary() -> None:
     assert LIFECYCLE_EVENTS == ("starting", "running", "succeeded", "failed")
     assert INGEST_PATHS == (
         "lifecycle", "logs", "metrics", "hparams", "artifact", "validation", "hardware", "environment/nodes",
-        "benchmark",
+        "benchmark", "control",
     )
     assert {PATH_LIFECYCLE, PATH_LOGS, PATH_METRICS, PATH_HPARAMS, PATH_ARTIFACT} <= set(INGEST_PATHS)
 

@@ -25,11 +25,14 @@ __all__ = [
     "DeviceCode",
     "Idempotency",
     "Job",
+    "JobAttempt",
     "JobEvent",
     "Lock",
     "MetricPoint",
     "Plugin",
     "Quota",
+    "Share",
+    "ShareUsage",
     "Sweep",
     "Token",
     "User",
@@ -152,6 +155,17 @@ class Job(Base):
     lease_token: Mapped[str] = mapped_column(String(64), default="")
     lease_expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     sweep_id: Mapped[str] = mapped_column(String(160), default="", server_default="")  # "" when not in a sweep
+    # attempts: each start of the job is one (a preempted, paused or restarted job starts again as the same job)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # attempts started so far
+    max_restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # `sf submit --max-restarts`
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # automatic restarts after a failure
+    # a checkpoint-and-stop asked of the running job: "" | preempt | pause; when, and by whom (a job id or a user)
+    interrupt: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    interrupt_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    interrupt_by: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    resumed_from: Mapped[str] = mapped_column(Text, default="", server_default="")  # the current attempt's checkpoint
+    resume_step: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    attempt_started_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # when the current attempt started
     __table_args__ = (
         Index("ix_jobs_user_submitted", "user_id", "submitted_at"),
         Index("ix_jobs_status", "status"),
@@ -173,6 +187,44 @@ class Sweep(Base):
     points_json: Mapped[str] = mapped_column(Text, default="[]")  # [{param: value text}] as submitted
     created_at: Mapped[float] = mapped_column(Float)
     __table_args__ = (Index("ix_sweeps_user_created", "user_id", "created_at"),)
+
+
+class JobAttempt(Base):
+    """One start of a job and how it ended (a job that is preempted, paused or restarted has several)."""
+
+    __tablename__ = "job_attempts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)  # 1, 2, ...
+    started_at: Mapped[float] = mapped_column(Float)
+    ended_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # "" while it runs | succeeded | failed | stopped | preempted | paused | lost | interrupted (the console restarted)
+    outcome: Mapped[str] = mapped_column(String(16), default="")
+    reason: Mapped[str] = mapped_column(Text, default="")
+    resumed_from: Mapped[str] = mapped_column(Text, default="")  # the checkpoint it started from ("" for none)
+    resume_step: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    executor_ref: Mapped[str] = mapped_column(Text, default="")
+    __table_args__ = (UniqueConstraint("job_id", "number"),)
+
+
+class Share(Base):
+    """An account's fair-share weight (an account without a row has the configured default weight)."""
+
+    __tablename__ = "shares"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    weight: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class ShareUsage(Base):
+    """An account's decayed GPU-seconds on one series, as of `at` (fair share's usage; ended attempts only)."""
+
+    __tablename__ = "share_usage"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    series: Mapped[str] = mapped_column(String(64), primary_key=True)
+    gpu_seconds: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)
 
 
 class JobEvent(Base):

@@ -27,8 +27,11 @@ __all__ = [
     "TERMINAL",
     "WAITING",
     "InvalidTransition",
+    "HELD",
+    "INTERRUPTS",
     "build_job",
     "create_job",
+    "interrupt_job",
     "new_run_id",
     "series_demand",
     "set_status",
@@ -40,18 +43,28 @@ WAITING = ("queued", "pending")
 # placed jobs hold their quota and capacity: `preparing` is a placed job whose runtime is being built
 ACTIVE = ("submitted", "preparing", "running")
 TERMINAL = ("succeeded", "failed", "stopped")
+# a paused job keeps its place in the queue but is not placed until `sf job resume` (it holds no capacity)
+HELD = ("paused",)
+# what a running job may be asked to do (checkpoint, then stop): `preempt` requeues it, `pause` holds it
+INTERRUPTS = ("preempt", "pause")
 # the order the scheduler serves waiting jobs in: higher priority first, then first come, first served
 QUEUE_ORDER = (Job.priority.desc(), Job.submitted_at, Job.id)
-STATUSES = (*WAITING, *ACTIVE, *TERMINAL)  # every status a job row can hold (clients show unknown ones as-is)
+STATUSES = (*WAITING, *HELD, *ACTIVE, *TERMINAL)  # every status a job row can hold (clients show unknown ones as-is)
 _TRANSITIONS = {
     "": {"queued", "pending", "submitted"},
-    "queued": {"submitted", "pending", "stopped", "failed", "queued"},
-    "pending": {"queued", "submitted", "stopped", "failed", "pending"},
-    # submitted again: a cluster engine queues the job, and its waiting reason changed
-    "submitted": {"preparing", "running", "failed", "stopped", "queued", "succeeded", "submitted"},
+    "queued": {"submitted", "pending", "stopped", "failed", "queued", "paused"},
+    "pending": {"queued", "submitted", "stopped", "failed", "pending", "paused"},
+    # submitted again: a cluster engine queues the job, and its waiting reason changed; queued: requeued (an engine
+    # was unavailable, or a preempted or restarted attempt ended before it ran)
+    "submitted": {"preparing", "running", "failed", "stopped", "queued", "succeeded", "submitted", "paused"},
     # back to submitted: the console restarted during the build, which starts again
-    "preparing": {"running", "failed", "stopped", "queued", "submitted", "preparing"},
-    "running": {"succeeded", "failed", "stopped"},
+    "preparing": {"running", "failed", "stopped", "queued", "submitted", "preparing", "paused"},
+    # running again: the reason changed (asked to checkpoint); queued: preempted or restarted, as the same job
+    "running": {"succeeded", "failed", "stopped", "queued", "paused", "running"},
+    "paused": {"queued", "stopped", "paused"},
+    # queued again: `sf job retry` (the same job, from its latest checkpoint)
+    "failed": {"queued"},
+    "stopped": {"queued"},
 }
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -154,15 +167,28 @@ def status_event(job: Job, status: str, *, reason: str = "", waiting_for: str = 
         job.finished_at = now
         if job.started_at is None and status != "stopped":
             job.started_at = now
+    elif current in TERMINAL:  # retried: it is unfinished again
+        job.finished_at = None
+        job.exit_code = None
     return JobEvent(job_id=job.id, at=now, from_status=current, to_status=status, reason=reason)
+
+
+def interrupt_job(db: Session, job: Job, kind: str, *, by: str, reason: str, at: float) -> None:
+    """Ask the running job `job` to checkpoint, then stop (`kind`: preempt | pause), recording the request as an
+    event with `reason`; its `forge-launch` learns it on its next control call, its engine stops it after the
+    grace period (the watch phase)."""
+    if kind not in INTERRUPTS:
+        raise ValueError(f"unknown interrupt {kind!r}")
+    job.interrupt, job.interrupt_at, job.interrupt_by = kind, at, by[:255]
+    set_status(db, job, job.status, reason=reason, at=at)
 
 
 def stop_job(db: Session, job: Job, reason: str) -> bool:
     """Stop one job with `reason` (waiting: at once; placed or running: by the executor); False if it had ended."""
     if job.status in TERMINAL:
         return False
-    if job.status in WAITING:
-        set_status(db, job, "stopped", reason=f"{reason} before it started")
+    if job.status in WAITING or job.status in HELD:
+        set_status(db, job, "stopped", reason=f"{reason} before it started" if not job.attempts else reason)
     else:
         job.stop_requested = True
         job.stop_reason = reason[:2000]
