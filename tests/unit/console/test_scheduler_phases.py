@@ -180,8 +180,11 @@ def test_reconcile_after_a_restart_prepares_again_and_finishes_what_was_lost(wor
     again, lost = world.row(preparing), world.row(orphan)
     assert (again.status, again.lease_token) == ("submitted", "")
     assert again.reason == "the console restarted while the job's runtime was built; preparing it again"
-    assert (lost.status, lost.reason) == ("failed", "the console restarted before the job was started")
-    assert lost.finished_at == world.clock.now() and world.last_event_at(preparing) == world.clock.now()
+    # lost before it started: queued again, within the deployment's restarts after a loss (restarts.after_loss)
+    assert (lost.status, lost.waiting_for, lost.restarts) == ("queued", "capacity", 1)
+    assert lost.reason == ("the console restarted before the job was started; it starts again from its latest "
+                           "checkpoint (2 restarts left)")
+    assert lost.finished_at is None and world.last_event_at(preparing) == world.clock.now()
 
 
 def test_a_cycle_measures_its_phases_on_the_clock_without_waiting(world: World,

@@ -15,21 +15,23 @@ from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ...engines import Executor, ExecutorError, JobRefused, LaunchRequest, Limits
 from ...engines.routing import Engines
 from ...engines.runtimes import JobRuntime, RuntimeRecord, Runtimes, RuntimeSpec, job_kind
 from ..services.accounts import credentials as accounts
 from ..services.context import Runtime
+from ..services.jobs import attempts
 from ..services.jobs.rows import set_status
 from ..services.logs.store import log_path
 from ..services.quota import policy
 from ..services.quota.caps import get_quota
-from ..store.models import Job
+from ..store.models import Job, JobAttempt
 from .claim import ClaimedJob, Lease, claim, load
 from .clock import Clock
 from .errors import LaunchFailure
-from .prepare import prepare_run, run_dir_of
+from .prepare import Attempt, prepare_run, run_dir_of
 from .records import queued_reason, revoke_run_tokens
 
 __all__ = ["REASON_CHARS", "Launcher", "build_failure"]
@@ -94,7 +96,7 @@ class Launcher:
                     self._start_build(job, spec)
                     return 0
             runtime = self.runtimes.job_runtime(built) if built is not None else None
-            executor, request = self._prepare(job, runtime)
+            executor, request, resume = self._prepare(job, runtime)
             ref = executor.submit(request)
             state = executor.poll(ref)
         except (LaunchFailure, JobRefused) as exc:
@@ -118,6 +120,9 @@ class Launcher:
             row.lease_owner, row.lease_token, row.lease_expires_at = "", "", None
             on = f" on runtime {runtime.label}" if runtime is not None else ""
             now = self.clock.now()
+            number = attempts.begin_attempt(db, row, resume=resume, now=now)
+            if number > 1:
+                on += f" (attempt {number}, {_resumed(resume)})"
             if state.state == "pending":
                 set_status(db, row, "submitted", reason=queued_reason(executor.name, ref, state), at=now)
             else:
@@ -188,13 +193,20 @@ class Launcher:
                 revoke_run_tokens(db, job.id, now=now)
         log.warning("job %s: %s", lease.job_id, reason)
 
-    def _prepare(self, job: ClaimedJob, runtime: JobRuntime | None) -> tuple[Executor, LaunchRequest]:
+    def _prepare(self, job: ClaimedJob, runtime: JobRuntime | None
+                 ) -> tuple[Executor, LaunchRequest, attempts.ResumePoint | None]:
         with self.rt.db.write() as db:
-            if db.get(Job, job.id) is None:
+            row = db.get(Job, job.id)
+            if row is None:
                 raise LaunchFailure("the job was deleted before it started")
             user = accounts.UserView(job.user_id, job.username, "", "", False)
             token = accounts.issue_run_token(db, user, job.id)
             quota = get_quota(db, user, self.rt.settings.quota)
+            resume = None
+            if row.attempts:  # a later attempt: it resumes, and reports again what came after its checkpoint
+                resume = attempts.resume_point(db, job.id, row.run_dir)
+                attempts.drop_replayed(db, job.id, resume)
+            attempt = Attempt(row.attempts + 1, resume, _ended_reason(db, job.id, row.attempts))
         executor = self.engines.for_series(dict(job.series_gpus))
         recipe = self.rt.catalog.get(job.spec.spec.recipe.name)
         if recipe is None:
@@ -202,4 +214,17 @@ class Launcher:
         limits = Limits(wall_seconds=policy.wall_seconds(gpus=job.gpus, profile=job.profile, quota=quota,
                                                          profile_max_hours=self.rt.settings.profile_max_hours))
         return executor, prepare_run(self.rt, job, recipe=recipe, run_token=token, job_paths=executor.job_paths,
-                                     limits=limits, runtime=runtime)
+                                     limits=limits, runtime=runtime, attempt=attempt), resume
+
+
+def _resumed(resume: attempts.ResumePoint | None) -> str:
+    """Return how an attempt starts: from which checkpoint, or over."""
+    if resume is None:
+        return "from the start: no checkpoint was registered"
+    return f"resumed from {resume.path.name}" + (f" (step {resume.step})" if resume.step is not None else "")
+
+
+def _ended_reason(db: Session, job_id: str, number: int) -> str:
+    """Return how attempt `number` of the job ended ("" for none)."""
+    ended = db.scalar(select(JobAttempt).where(JobAttempt.job_id == job_id, JobAttempt.number == number))
+    return f"{ended.outcome}: {ended.reason}" if ended is not None and ended.outcome else ""

@@ -30,20 +30,40 @@ from ...contract import Binding, BindingError, JobSpec, dumps, is_cluster_path, 
 from ...engines import JobPaths, LaunchRequest, Limits, Mount, PoolShape
 from ...engines.runtimes import JobRuntime
 from ...recipes import Recipe
-from ...wire import INGEST_ROOT, JOBSPEC_FILE, PLAN_FILE
+from ...wire import (
+    ATTEMPT_VARIABLE,
+    INGEST_ROOT,
+    JOBSPEC_FILE,
+    PLAN_FILE,
+    RESUME_FROM_VARIABLE,
+    RESUME_STEP_VARIABLE,
+)
 from ..services.context import Runtime
+from ..services.jobs.attempts import ResumePoint
 from ..services.jobs.bundles import bundle_path
 from ..services.jobs.model_paths import resolve_model_folder
+from ..services.logs import store as log_store
+from ..services.registries.artifacts import shown_path
 from .claim import ClaimedJob
 from .errors import LaunchFailure
 from .plan import compile_plan
 
-__all__ = ["Inputs", "job_inputs", "prepare_run", "run_dir_of"]
+__all__ = ["Attempt", "Inputs", "job_inputs", "prepare_run", "run_dir_of"]
 
 log = logging.getLogger("starforge.console")
 
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
 INIT_FROM_INPUT = "init_from"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """Which start of the job this is: its number, the checkpoint it resumes from (None: from the start), and how
+    the previous attempt ended ("" for the first)."""
+
+    number: int = 1
+    resume: ResumePoint | None = None
+    previous: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,12 +187,25 @@ def _pool_shapes(pools: tuple[Any, ...], devices: Mapping[str, int]) -> tuple[Po
     return tuple(PoolShape(p.series or only, p.nodes, p.gpus_per_node) for p in pools)
 
 
+def _attempt_line(run_id: str, attempt: Attempt) -> str:
+    """Return the log line that starts a later attempt: its number, how the last one ended, where it resumes."""
+    ended = f" (attempt {attempt.number - 1} {attempt.previous})" if attempt.previous else ""
+    if attempt.resume is None:
+        start = "starting over: no checkpoint was registered"
+    else:
+        step = f" (step {attempt.resume.step})" if attempt.resume.step is not None else ""
+        start = f"resuming from {attempt.resume.path.name}{step}"
+    return f"\n[starforge] ──── attempt {attempt.number} of {run_id}{ended}: {start} ────\n"
+
+
 def prepare_run(
     rt: Runtime, job: ClaimedJob, *, recipe: Recipe, run_token: str, job_paths: Callable[[Path], JobPaths],
-    limits: Limits | None = None, runtime: JobRuntime | None = None,
+    limits: Limits | None = None, runtime: JobRuntime | None = None, attempt: Attempt | None = None,
 ) -> LaunchRequest:
     """Lay out the run directory of `job`, write its spec and plan, and return what the executor must start (on
-    `runtime`, a built one, or on the console's interpreter when None)."""
+    `runtime`, a built one, or on the console's interpreter when None); a later `attempt` is told where it resumes
+    from (`wire._resume`), and its log says which attempt starts."""
+    attempt = attempt or Attempt()
     spec, run_id, username, devices = job.spec, job.id, job.username, dict(job.series_gpus)
     inputs = job_inputs(spec, job.resolved)
     run_dir = run_dir_of(rt.settings.state_dir, username, spec.spec.source.exp, run_id)
@@ -239,6 +272,13 @@ def prepare_run(
     env["HF_HOME"] = hub.target  # always the account's own: a shared HF_HOME would let one user's job poison another's
     env["FORGE_WORK_DIR"] = paths.work
     env["FORGE_EXP_DIR"] = f"{paths.work}/{spec.spec.source.exp.rstrip('/')}"  # the custom/custom template needs it
+    env[ATTEMPT_VARIABLE] = str(attempt.number)
+    if attempt.resume is not None:
+        env[RESUME_FROM_VARIABLE] = shown_path(str(attempt.resume.path), run_dir=run_dir, job_out=paths.out)
+        if attempt.resume.step is not None:
+            env[RESUME_STEP_VARIABLE] = str(attempt.resume.step)
+    if attempt.number > 1:
+        log_store.append(rt.logs, run_dir, _attempt_line(run_id, attempt))
     argv = (*_runner_command(runtime), "--workdir", paths.work)
     return LaunchRequest(run_id=run_id, run_dir=run_dir, argv=argv, env=env, cwd=paths.work,
                          devices=devices, mounts=tuple(mounts), limits=limits or Limits(),

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....contract import JsonObject, Problem
 
-__all__ = ["SWEEP_ID", "Meta", "parse_meta_header", "read_meta"]
+__all__ = ["SWEEP_ID", "Meta", "parse_meta_header", "read_meta", "restarts_problem"]
 
 KNOWN_META = frozenset(
     {"exp", "profile", "git_commit", "git_dirty", "config_sha", "project", "spec", "sweep_id", "sweep_params",
-     "sweep_early_stop", "action", "flags", "allow_pending"}
+     "sweep_early_stop", "action", "flags", "allow_pending", "max_restarts"}
 )
 # a sweep id becomes a URL path segment (`/api/sweeps/{id}`): the official client's `sweep-<exp>-<YYYYmmdd-HHMMSS>`
 SWEEP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,159}", re.ASCII)
@@ -41,6 +42,17 @@ def parse_meta_header(raw: bytes | None) -> tuple[Any, list[Problem]]:
         return json.loads(raw.decode("latin-1"), object_pairs_hook=JsonObject), []
     except ValueError as exc:
         return None, [Problem("X-Forge-Meta", "meta_invalid", f"X-Forge-Meta is not valid JSON: {exc}")]
+
+
+def restarts_problem(extra: Mapping[str, Any], cap: int) -> Problem | None:
+    """Return the refusal of a submission asking for more automatic restarts (`max_restarts`) than the deployment's
+    cap (`restarts.max_restarts`), or None."""
+    asked = extra.get("max_restarts", 0)
+    if isinstance(asked, int) and asked > cap:
+        return Problem("--max-restarts", "out_of_range",
+                       f"--max-restarts {asked} is more than this console allows ({cap})",
+                       f"ask for at most {cap}; an operator sets the cap with restarts.max_restarts")
+    return None
 
 
 def read_meta(doc: Any, *, require_exp: bool = True) -> tuple[Meta | None, list[Problem], list[Problem]]:
@@ -77,6 +89,10 @@ def read_meta(doc: Any, *, require_exp: bool = True) -> tuple[Meta | None, list[
     if not isinstance(doc.get("sweep_params", {}), dict):
         problems.append(Problem("X-Forge-Meta.sweep_params", "meta_invalid",
                                 "sweep_params must be an object {param: value}"))
+    restarts = doc.get("max_restarts", 0)
+    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
+        problems.append(Problem("X-Forge-Meta.max_restarts", "meta_invalid",
+                                "max_restarts must be a whole number ≥ 0 (`sf submit --max-restarts N`)"))
     for key in doc:
         if key not in KNOWN_META:
             warnings.append(Problem(f"X-Forge-Meta.{key}", "unknown_field", "unknown field, ignored"))

@@ -18,6 +18,7 @@ from ....wire import (
     INGEST_PATHS,
     LIFECYCLE_EVENTS,
     PATH_ARTIFACT,
+    PATH_CONTROL,
     PATH_LIFECYCLE,
     PATH_LOGS,
     PATH_METRICS,
@@ -29,6 +30,7 @@ from ..errors import NotFound, Rejected
 from ..logs import store as logs
 from ..registries import artifacts
 from . import metrics
+from .interrupts import control_answer
 
 __all__ = ["ingest"]
 
@@ -68,6 +70,8 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
         job = db.get(Job, run_id)
         if job is None:
             raise NotFound(f"no run {run_id}")
+        if path == PATH_CONTROL:
+            return control_answer(job, grace=rt.settings.preemption.grace_seconds)
         if path == PATH_LIFECYCLE:
             event = body.get("event")
             if event not in LIFECYCLE_EVENTS:

@@ -132,8 +132,14 @@ def build_job(
         spec_json=dumps(spec, indent=None),
         meta_json=json.dumps(dict(meta), ensure_ascii=False, default=str), warnings_json=json.dumps(list(warnings)),
         package_sha=package_sha, resolved_json=json.dumps(dict(resolved)), parent_id=parent_id, action=action,
-        submitted_at=time.time(), sweep_id=sweep_id,
+        submitted_at=time.time(), sweep_id=sweep_id, max_restarts=_restarts(meta),
     )
+
+
+def _restarts(meta: Mapping[str, Any]) -> int:
+    """Return the automatic restarts a submission asked for (`max_restarts`, checked at admission; 0 by default)."""
+    asked = meta.get("max_restarts", 0)
+    return asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else 0
 
 
 def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_for: str = "",

@@ -21,6 +21,7 @@ from ..accounts import roles
 from ..accounts.credentials import UserView
 from ..admission import AdmissionRequest, Decision, Screened, judge, screen
 from ..admission.envelope import Envelope, first_pool_series, open_envelope
+from ..admission.meta import restarts_problem
 from ..audit import decision_row
 from ..context import Runtime
 from ..errors import Forbidden, Rejected
@@ -150,6 +151,9 @@ def submit(rt: Runtime, *, user: UserView, envelope: Envelope, idempotency_key: 
     if replayed is not None:
         return replayed
     meta = opened.meta
+    too_many = restarts_problem(meta.extra, rt.settings.restarts.max_restarts)
+    if too_many is not None:
+        raise Rejected("The submission was rejected", [too_many])
     bundle = opened.bundle_bytes()
     decision = admit_request(rt, AdmissionRequest(user, meta.spec, meta.profile, bundle, tuple(opened.warnings),
                                            allow_pending=meta.extra.get("allow_pending") is True))

@@ -23,6 +23,7 @@ from ..accounts.credentials import UserView
 from ..admission import AdmissionRequest, Decision, Meta, read_meta
 from ..admission.checks.bundle import bundle_problems
 from ..admission.envelope import Parts, bundle_part, small_part
+from ..admission.meta import restarts_problem
 from ..context import Runtime
 from ..errors import Forbidden, Rejected
 from ..jobs.bundles import store_bundle
@@ -36,7 +37,8 @@ from .rows import find_sweep, new_sweep
 __all__ = ["MAX_POINTS", "stop", "submit"]
 
 MAX_POINTS = 256  # as `sf sweep` sends at most (lab.sweep_points.MAX_POINTS): one decision stays one transaction
-_SHARED = ("exp", "profile", "git_commit", "git_dirty", "config_sha", "project", "allow_pending")
+_SHARED = ("exp", "profile", "git_commit", "git_dirty", "config_sha", "project", "allow_pending",
+           "max_restarts")
 _TITLE = "The sweep was rejected"
 
 
@@ -94,6 +96,9 @@ def _admit_points(rt: Runtime, user: UserView, doc: dict[str, Any], points: list
         record_rejection(rt, user, points[0]["spec"] if points else None, problems, [])
         raise Rejected(f"{_TITLE}: the bundle was refused, so nothing was submitted", problems, status=422)
     shared = {key: doc[key] for key in _SHARED if key in doc}
+    too_many = restarts_problem(shared, rt.settings.restarts.max_restarts)
+    if too_many is not None:
+        raise Rejected(f"{_TITLE}: nothing was submitted", [too_many], status=422)
     quota = rt.accounts.quota(user, rt.settings.quota)
     reserved = 0.0  # GPU hours the admitted points before this one reserve of the daily budget
     for index, point in enumerate(points):
