@@ -117,7 +117,9 @@ def _shape(pool: SlurmPool, series: SlurmSeries) -> list[str]:
 def _header(job: SlurmJob, settings: SlurmSettings) -> list[str]:
     name = _NAME.sub("-", job.name)[:64] or "starforge"
     output = posixpath.join(job.logs, OUTPUT)
-    first = [f"--job-name={name}", f"--output={output}", f"--error={output}", "--open-mode=append"]
+    # --no-requeue: Slurm never starts the job again by itself; a job whose node failed ends (NODE_FAIL) and the
+    # console starts its next attempt, which resumes from the latest checkpoint with a fresh ingest token
+    first = [f"--job-name={name}", f"--output={output}", f"--error={output}", "--open-mode=append", "--no-requeue"]
     seconds = job.time_limit_seconds if job.time_limit_seconds else settings.time_limit_hours * 3600
     if seconds:
         first.append(f"--time={slurm_time(seconds)}")

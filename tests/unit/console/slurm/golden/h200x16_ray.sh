@@ -3,6 +3,7 @@
 #SBATCH --output=/shared/state/runs/alice/exp/r-0123456789/logs/output.log
 #SBATCH --error=/shared/state/runs/alice/exp/r-0123456789/logs/output.log
 #SBATCH --open-mode=append
+#SBATCH --no-requeue
 #SBATCH --time=0-02:00:00
 #SBATCH --exclusive
 #SBATCH --mail-type=FAIL
