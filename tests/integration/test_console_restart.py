@@ -74,8 +74,10 @@ def _kill_job(console: ConsoleProcess, user: str, name: str, job: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sigkill_restart_loses_nothing(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # restarts.after_loss 0: the vanished job is failed (a resumed one is tests/e2e/test_resume.py's case)
     console = make_console(tmp_path_factory, backend, config={"capacity": {"cpu": 4}, "stop_grace_seconds": 2,
-                                                              "image_allowlist": ["nvcr.io"]})
+                                                              "image_allowlist": ["nvcr.io"],
+                                                              "restarts": {"after_loss": 0}})
     console.start()
     user = unique("rs")
     api = console.client(console.token_for(user))
