@@ -4,21 +4,23 @@ by table), how a later attempt is prepared to resume, and the control verbs (pau
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
+from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.errors import Conflict, NotFound
 from starforge.console.services.jobs import attempts, control
 from starforge.console.services.jobs.interrupts import control_answer, grace_over
 from starforge.console.services.jobs.metrics import record_points
 from starforge.console.services.jobs.rows import interrupt_job, set_status
-from starforge.console.services.accounts import credentials as accounts
 from starforge.console.store.models import Artifact, Job, JobAttempt, MetricPoint, ShareUsage
 from starforge.engines import ExecState
-from tests.unit.console.test_scheduler_phases import World, world  # noqa: F401  (the fixture)
+from tests.unit.console import test_scheduler_phases as phases
+from tests.unit.console.test_scheduler_phases import World
+
+world = phases.world  # the fixture: a console's runtime on a real SQLite store, with a manual clock
 
 # ---- what an ended attempt means: a table --------------------------------------------------------------------
 
