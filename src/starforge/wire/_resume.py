@@ -2,7 +2,7 @@
 its next attempt where to resume from.
 
 The console never signals a job directly. `forge-launch` asks the console, through the job's ingest channel,
-`POST <ingest>/control` every CONTROL_POLL_SECONDS; an answer with `action: checkpoint` means "save a checkpoint at
+`POST <ingest>/control` every CONTROL_POLL_SECONDS, or as often as the last answer's `poll_seconds` says; an answer with `action: checkpoint` means "save a checkpoint at
 the next step boundary, then exit" (a preemption, or `sf job pause`). `forge-launch` then creates the file named by
 PREEMPT_FILE_VARIABLE and sends PREEMPT_SIGNAL to every process of the job that handles it (a process that does not
 handle it is not signalled: SIGUSR1's default action would kill it). After the grace period the executor stops the
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 from ._ingest import (
-    PATH_CONTROL,  # POST {} -> {"action": "" | "checkpoint", "reason": str, "deadline": float | null}
+    PATH_CONTROL,  # POST {} -> {"action": "" | "checkpoint", "reason": str, "deadline": float | null, "poll_seconds": float}
 )
 
 ACTION_CHECKPOINT: Final = "checkpoint"

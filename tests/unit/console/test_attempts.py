@@ -12,7 +12,7 @@ from sqlalchemy import select
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.errors import Conflict, NotFound
 from starforge.console.services.jobs import attempts, control
-from starforge.console.services.jobs.interrupts import control_answer, grace_over
+from starforge.console.services.jobs.interrupts import control_answer, grace_over, poll_seconds
 from starforge.console.services.jobs.metrics import record_points
 from starforge.console.services.jobs.rows import interrupt_job, set_status
 from starforge.console.store.models import Artifact, Job, JobAttempt, MetricPoint, ShareUsage
@@ -66,9 +66,11 @@ def test_the_reasons_say_what_happens_next() -> None:
 
 def test_the_control_answer_and_the_grace() -> None:
     quiet = _job(status="running")
-    assert control_answer(quiet, grace=60) == {"action": "", "reason": "", "deadline": None}
+    assert control_answer(quiet, grace=60) == {"action": "", "reason": "", "deadline": None, "poll_seconds": 7.5}
     asked = _job(status="running", interrupt="preempt", interrupt_at=100.0, reason="preempted by r-2")
-    assert control_answer(asked, grace=60) == {"action": "checkpoint", "reason": "preempted by r-2", "deadline": 160.0}
+    assert control_answer(asked, grace=60) == {"action": "checkpoint", "reason": "preempted by r-2", "deadline": 160.0,
+                                               "poll_seconds": 7.5}
+    assert (poll_seconds(0), poll_seconds(16), poll_seconds(600)) == (1.0, 2.0, 15.0)  # an eighth, within 1–15 s
     assert control_answer(replace_status(asked, "queued"), grace=60)["action"] == ""  # it no longer runs
     assert not grace_over(100.0, grace=60, now=159.9) and grace_over(100.0, grace=60, now=160.0)
     assert not grace_over(None, grace=0, now=1e12)
