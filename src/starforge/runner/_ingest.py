@@ -15,6 +15,7 @@ from starforge.wire import (
     ARTIFACT_KINDS,
     LIFECYCLE_EVENTS,
     PATH_ARTIFACT,
+    PATH_CONTROL,
     PATH_HPARAMS,
     PATH_LIFECYCLE,
     PATH_LOGS,
@@ -143,6 +144,10 @@ class IngestClient:
             raise ValueError(f"unknown artifact kind {kind!r}; expected one of {sorted(ARTIFACT_KINDS)}")
         extra = {key: value for key, value in fields.items() if value is not None}
         return self.post(PATH_ARTIFACT, {"kind": kind, "path": path, **extra})
+
+    def control(self) -> dict[str, Any]:
+        """Ask what the console wants of the running job: `{"action": "" | "checkpoint", "reason", "deadline"}`."""
+        return self.post(PATH_CONTROL, {})
 
     def _send(self, url: str, data: bytes) -> dict[str, Any]:
         request = urllib.request.Request(

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from starforge.contract import JobSpec, Problem, loads, parse
 from starforge.wire import (
+    CONTROL_POLL_SECONDS,
     EVENT_FAILED,
     EVENT_RUNNING,
     EVENT_STARTING,
@@ -25,6 +26,8 @@ from starforge.wire import (
     IDENTITY_VARIABLES,
     JOBSPEC_FILE,
     PLAN_FILE,
+    PREEMPT_FILE_VARIABLE,
+    PREEMPT_SIGNAL,
     SPLITS_DIR,
     ExitRecord,
     LaunchPlan,
@@ -34,7 +37,9 @@ from starforge.wire import (
 
 from ._argv import build_command
 from ._artifacts import scan
+from ._catchers import send_to_catchers
 from ._channel import ChannelUnavailable, open_channel
+from ._control import ControlWatch
 from ._identity import check_identity
 from ._ingest import INGEST_ENABLED, IngestClient, IngestError, IngestRefused, client_from_environ
 from ._process import Child, ChildExit, StopSignals, binary_stream
@@ -43,6 +48,7 @@ __all__ = ["JOBSPEC_FILE", "PLAN_FILE", "Launcher", "main"]
 
 _DEFAULT_GRACE = 10.0
 _PREFIX = "[forge-launch]"
+PREEMPT_FILE = ".starforge/preempt"  # in the work folder: created when the console asks for a checkpoint
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,11 +95,19 @@ class Launcher:
     """One launch: the five steps of `forge-launch`, with lifecycle reports and `[forge-launch]` status lines."""
 
     def __init__(
-        self, workdir: Path, *, environ: Mapping[str, str], stdout: BinaryIO, stderr: BinaryIO
+        self,
+        workdir: Path,
+        *,
+        environ: Mapping[str, str],
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        control_interval: float = CONTROL_POLL_SECONDS,
     ) -> None:
         self.workdir = workdir
         self._stdout = stdout
         self._stderr = stderr
+        self._control_interval = control_interval
+        self._child: Child | None = None
         self.environ = self._channel(environ)
         self.client = self._client()
 
@@ -154,10 +168,15 @@ class Launcher:
             return 1
         stop.attach(child)
         self._lifecycle(EVENT_RUNNING)
-        result = child.wait(stop, on_stop=self.say)
+        watch = self._watch_control()
+        try:
+            result = child.wait(stop, on_stop=self.say)
+        finally:
+            if watch is not None:
+                watch.stop()
         # 4. artifacts, then the outcome
         self._register_artifacts(plan)
-        return self._finish(result)
+        return self._finish(result, checkpointed=watch is not None and watch.requested)
 
     def _read_spec(self) -> tuple[JobSpec | None, list[Problem]]:
         path = self.workdir / JOBSPEC_FILE
@@ -209,6 +228,11 @@ class Launcher:
                 continue
             env[key] = value
         env.setdefault("PYTHONUNBUFFERED", "1")  # live logs: a Python child would block-buffer into our pipe
+        try:
+            env[PREEMPT_FILE_VARIABLE] = str(self._clear_preempt_file())
+        except OSError as exc:
+            self.say(f"warning: cannot prepare {PREEMPT_FILE} ({exc}); a checkpoint request only signals the job")
+            env.pop(PREEMPT_FILE_VARIABLE, None)
         self.say(f"starting in {self.workdir}: {shlex.join(argv)}")
         try:
             child = Child.start(argv, env=env, cwd=self.workdir, stdout=self._stdout, stderr=self._stderr)
@@ -219,7 +243,49 @@ class Launcher:
             )
             return None
         self.say(f"job started (pid {child.pid})")
+        self._child = child
         return child
+
+    # -- the console's requests while the job runs ---------------------------------------------------------------
+
+    def _watch_control(self) -> ControlWatch | None:
+        if self.client is None:
+            return None
+        return ControlWatch(
+            self.client, self._checkpoint_requested, say=self.say, interval=self._control_interval
+        ).start()
+
+    def _clear_preempt_file(self) -> Path:
+        """Return the preempt file's path, removing one an earlier start left behind; raise OSError."""
+        target = _inside(self.workdir, PREEMPT_FILE)
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.exists():
+            shutil.rmtree(target)
+        return target
+
+    def _checkpoint_requested(self, reason: str) -> None:
+        """Tell the job to checkpoint and stop: create the preempt file, signal the processes that handle SIGUSR1."""
+        self.say(f"the console asks the job to checkpoint and stop: {reason}")
+        try:
+            target = _inside(self.workdir, PREEMPT_FILE)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(target, flags, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(reason + "\n")
+        except OSError as exc:
+            self.say(f"warning: cannot create {PREEMPT_FILE}: {exc}")
+        if self._child is None:
+            return
+        name = signal.Signals(PREEMPT_SIGNAL).name
+        sent = send_to_catchers(self._child.pid, PREEMPT_SIGNAL)
+        if sent:
+            self.say(f"sent {name} to {len(sent)} process{'' if len(sent) == 1 else 'es'} of the job "
+                     f"(pid {', '.join(map(str, sent))})")
+        else:
+            self.say(f"no process of the job handles {name}; it learns of the request from {PREEMPT_FILE} "
+                     "or is stopped after the grace period")
 
     def _register_artifacts(self, plan: LaunchPlan) -> None:
         out_dir = self.environ.get("FORGE_OUT_DIR", "")
@@ -241,7 +307,11 @@ class Launcher:
                 continue
             self.say(f"registered {artifact.kind} {artifact.path}{where}")
 
-    def _finish(self, result: ChildExit) -> int:
+    def _finish(self, result: ChildExit, *, checkpointed: bool = False) -> int:
+        if result.ok and checkpointed:
+            self.say("job checkpointed and stopped at the console's request")
+            self._lifecycle(EVENT_SUCCEEDED, exit_code=0, reason="checkpointed")
+            return 0
         if result.ok:
             self.say("job succeeded")
             self._lifecycle(EVENT_SUCCEEDED, exit_code=0)

@@ -1,19 +1,33 @@
-"""Checkpoint files: `checkpoints/step_<N>/` holding `model.npz` (the weights) and `meta.json` (step, reward, shape)."""
+"""Checkpoint files: `checkpoints/step_<N>/` holding `model.npz` (the weights), `meta.json` (step, reward, shape) and,
+to resume training exactly, `trainer_state.npz` (reference weights, optimizer moments) with the optimizer's counters
+and the random generator's state under `meta.json`'s `trainer` key. A checkpoint without them (format v1) can still
+start a run (`FORGE_INIT_FROM`), not resume one.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT", "Checkpoint", "CheckpointError", "load_checkpoint", "resolve_checkpoint", "save_checkpoint"]
+__all__ = [
+    "FORMAT",
+    "Checkpoint",
+    "CheckpointError",
+    "TrainerState",
+    "load_checkpoint",
+    "resolve_checkpoint",
+    "save_checkpoint",
+]
 
-FORMAT = "tinyrl/checkpoint/v1"
+FORMAT = "tinyrl/checkpoint/v2"
+_STATE_FILE = "trainer_state.npz"
+_OPTIMIZER_PREFIX = "optimizer."
 _STEP_DIR = re.compile(r"step[_-](\d+)")
 
 
@@ -22,12 +36,23 @@ class CheckpointError(Exception):
 
 
 @dataclass(frozen=True)
+class TrainerState:
+    """What training needs beyond the weights to go on exactly: the reference policy, optimizer and RNG states."""
+
+    reference: np.ndarray
+    rng: dict[str, Any]  # `numpy.random.Generator.bit_generator.state`
+    optimizer: dict[str, Any]  # the optimizer's scalars (`name`, Adam's `t`)
+    optimizer_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # Adam's `m` and `v`
+
+
+@dataclass(frozen=True)
 class Checkpoint:
-    """A loaded checkpoint: where it was read from, its weights and its metadata."""
+    """A loaded checkpoint: where it was read from, its weights, its metadata and (v2) the trainer's state."""
 
     directory: Path
     weights: np.ndarray
     meta: dict[str, Any]
+    state: TrainerState | None = None
 
     @property
     def step(self) -> int:
@@ -40,8 +65,10 @@ class Checkpoint:
         return float(self.meta.get("reward", 0.0))
 
 
-def save_checkpoint(out_dir: Path, step: int, weights: np.ndarray, meta: dict[str, Any]) -> Path:
-    """Write `out_dir/checkpoints/step_<step>/` (weights and metadata) atomically and return its path."""
+def save_checkpoint(
+    out_dir: Path, step: int, weights: np.ndarray, meta: dict[str, Any], state: TrainerState | None = None
+) -> Path:
+    """Write `out_dir/checkpoints/step_<step>/` (weights, metadata, trainer state) atomically and return its path."""
     root = out_dir / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step_{step}"
@@ -50,6 +77,10 @@ def save_checkpoint(out_dir: Path, step: int, weights: np.ndarray, meta: dict[st
     staging.mkdir()
     np.savez(staging / "model.npz", weights=weights)
     document = {"format": FORMAT, "step": step, **meta}
+    if state is not None:
+        arrays: dict[str, Any] = {f"{_OPTIMIZER_PREFIX}{name}": a for name, a in state.optimizer_arrays.items()}
+        np.savez(staging / _STATE_FILE, reference=state.reference, **arrays)
+        document["trainer"] = {"rng": state.rng, "optimizer": state.optimizer}
     (staging / "meta.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if final.exists():
         shutil.rmtree(final)
@@ -90,7 +121,28 @@ def load_checkpoint(path: Path) -> Checkpoint:
         if not isinstance(loaded, dict):
             raise CheckpointError(f"{meta_file} must hold a JSON object")
         meta = loaded
-    return Checkpoint(directory, weights, meta)
+    return Checkpoint(directory, weights, meta, _load_state(directory, meta))
+
+
+def _load_state(directory: Path, meta: dict[str, Any]) -> TrainerState | None:
+    trainer = meta.get("trainer")
+    if trainer is None:
+        return None  # a v1 checkpoint: weights only
+    state_file = directory / _STATE_FILE
+    if not isinstance(trainer, dict) or not isinstance(trainer.get("rng"), dict) \
+            or not isinstance(trainer.get("optimizer"), dict):
+        raise CheckpointError(f"{directory / 'meta.json'}: `trainer` must hold the `rng` and `optimizer` states")
+    try:
+        with np.load(state_file) as data:
+            reference = np.array(data["reference"], dtype=float)
+            arrays = {
+                name.removeprefix(_OPTIMIZER_PREFIX): np.array(data[name], dtype=float)
+                for name in data.files
+                if name.startswith(_OPTIMIZER_PREFIX)
+            }
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{state_file} is not a tinyrl trainer state: {exc}") from exc
+    return TrainerState(reference, trainer["rng"], trainer["optimizer"], arrays)
 
 
 def _step_dirs(parent: Path) -> list[Path]:

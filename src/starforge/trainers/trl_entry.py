@@ -6,17 +6,19 @@ ARGS, exactly as `python -m MODULE ARGS` would. The experiment's folder (`FORGE_
 path, so the config can name the experiment's own code by a dotted path (TRL's `reward_funcs: [rewards.my_reward]`
 for `rewards.py` next to `config.yaml`); appended, it never shadows a module of the runtime. It composes with launchers (`accelerate launch -m
 starforge.trainers.trl_entry MODULE ...`): each process installs the callback, and only process zero reports.
-A job started from a checkpoint (`FORGE_INIT_FROM`) says so first: `starting from checkpoint-<N>`.
+A job started from a checkpoint (`FORGE_INIT_FROM`) says so first: `starting from checkpoint-<N>`; a later attempt
+that resumes (`FORGE_RESUME_FROM`) says `resuming from checkpoint-<N>` when its training starts instead.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import runpy
 import sys
-from pathlib import Path
 
+from starforge.wire import RESUME_FROM_VARIABLE
+
+from ._callback import checkpoint_step
 from ._install import install
 
 __all__ = ["init_note", "main"]
@@ -24,12 +26,8 @@ __all__ = ["init_note", "main"]
 
 def init_note(init_from: str) -> str:
     """Return the log line naming the checkpoint a job starts from (its step, from the trainer's saved state)."""
-    try:
-        state = json.loads((Path(init_from) / "trainer_state.json").read_text(encoding="utf-8"))
-        step = state.get("global_step") if isinstance(state, dict) else None
-    except (OSError, ValueError):
-        step = None
-    if isinstance(step, int) and not isinstance(step, bool):
+    step = checkpoint_step(init_from)
+    if step is not None:
         return f"[starforge] starting from checkpoint-{step} ({init_from})"
     return f"[starforge] starting from {init_from}"
 
@@ -41,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("usage: python -m starforge.trainers.trl_entry MODULE [ARGS...]")
     install()
     init_from = os.environ.get("FORGE_INIT_FROM", "")
-    if init_from:
+    if init_from and not os.environ.get(RESUME_FROM_VARIABLE, "").strip():  # a resume names its own checkpoint
         print(init_note(init_from), flush=True)
     experiment = os.environ.get("FORGE_EXP_DIR", "")
     if experiment and experiment not in sys.path:

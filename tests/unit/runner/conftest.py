@@ -41,6 +41,7 @@ class IngestServer:
         self.requests: list[Recorded] = []
         self._script: dict[str, list[int]] = {}
         self._always: dict[str, int] = {}
+        self._replies: dict[str, Callable[[], dict[str, Any]]] = {}
         self._lock = threading.Lock()
         server = self
 
@@ -58,7 +59,7 @@ class IngestServer:
                         Recorded(name, {k.lower(): v for k, v in self.headers.items()}, body, status)
                     )
                 payload = (
-                    b'{"ok": true}' if status < 400 else json.dumps({"detail": f"scripted {status}"}).encode()
+                    server._reply_for(name) if status < 400 else json.dumps({"detail": f"scripted {status}"}).encode()
                 )
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -95,6 +96,16 @@ class IngestServer:
         """Answer every request to `path` with `status`."""
         with self._lock:
             self._always[path] = status
+
+    def reply(self, path: str, answer: Callable[[], dict[str, Any]]) -> None:
+        """Answer each successful request to `path` with the JSON object `answer()` returns at that moment."""
+        with self._lock:
+            self._replies[path] = answer
+
+    def _reply_for(self, path: str) -> bytes:
+        with self._lock:
+            answer = self._replies.get(path)
+        return json.dumps(answer()).encode() if answer is not None else b'{"ok": true}'
 
     def _status_for(self, path: str) -> int:
         with self._lock:

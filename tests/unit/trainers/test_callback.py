@@ -107,6 +107,7 @@ def _fake_transformers() -> types.ModuleType:
             self.state = _State()
             self.callback_handler = types.SimpleNamespace(callbacks=[])
             self.saved: list[tuple[str | None, bool]] = []
+            self.trained: list[Any] = []
 
         def add_callback(self, callback: Any) -> None:
             self.callback_handler.callbacks.append(callback)
@@ -117,6 +118,11 @@ def _fake_transformers() -> types.ModuleType:
         def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
             self.saved.append((output_dir, _internal_call))
             Path(output_dir or self.args.output_dir).mkdir(parents=True, exist_ok=True)
+
+        def train(self, resume_from_checkpoint: Any = None, trial: Any = None,
+                  ignore_keys_for_eval: Any = None) -> str:
+            self.trained.append(resume_from_checkpoint)
+            return "trained"
 
     module.Trainer = Trainer  # type: ignore[attr-defined]
     module.TrainerCallback = TrainerCallback  # type: ignore[attr-defined]
