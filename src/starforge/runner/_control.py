@@ -25,7 +25,8 @@ class ControlSource(Protocol):
 
 
 class ControlWatch:
-    """A daemon thread polling `source.control()` every `interval` seconds until `stop()` or a checkpoint request."""
+    """A daemon thread polling `source.control()` every `interval` seconds (or as often as the console's last answer
+    said, `poll_seconds`) until `stop()` or a checkpoint request."""
 
     def __init__(
         self,
@@ -44,6 +45,11 @@ class ControlWatch:
         self._warned = False
         self.reason: str | None = None  # the console's reason, once it asked for a checkpoint
         self._thread = threading.Thread(target=self._loop, name="forge-launch-control", daemon=True)
+
+    @property
+    def interval(self) -> float:
+        """Return the seconds between two calls (the console's `poll_seconds` once it said)."""
+        return self._interval
 
     @property
     def requested(self) -> bool:
@@ -87,6 +93,7 @@ class ControlWatch:
         except IngestError as exc:
             self._warn(exc)
             return True
+        self._follow(answer.get("poll_seconds"))
         if answer.get("action") != ACTION_CHECKPOINT:
             return True
         raw = answer.get("reason")
@@ -97,6 +104,11 @@ class ControlWatch:
             self.reason = reason
             self._on_checkpoint(reason)
         return False
+
+    def _follow(self, asked: object) -> None:
+        """Ask as often as the console said (`poll_seconds`), within 0.5–60 s; keep the interval otherwise."""
+        if isinstance(asked, int | float) and not isinstance(asked, bool) and asked == asked:
+            self._interval = min(60.0, max(0.5, float(asked)))
 
     def _warn(self, exc: IngestError) -> None:
         if not self._warned:

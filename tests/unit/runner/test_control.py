@@ -102,3 +102,10 @@ def test_once_stopped_the_watch_never_acts(ingest: IngestServer) -> None:
     watch.stop()
     assert watch.poll() is False
     assert recorder.reasons == [] and not watch.requested
+
+
+def test_the_watch_asks_as_often_as_the_console_says(ingest: IngestServer) -> None:
+    watch = _watch(ingest, Recorder())
+    for said, followed in ((15.0, 15.0), (0.0, 0.5), (1e9, 60.0), ("soon", 60.0), (True, 60.0)):
+        ingest.reply("control", lambda said=said: {**IDLE, "poll_seconds": said})
+        assert watch.poll() is True and watch.interval == followed
