@@ -167,6 +167,30 @@ def job_stop(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
     return _redirect(f"/ui/jobs/{outcome['job_ref']}")
 
 
+@router.post("/ui/jobs/{ref}/pause")
+def job_pause(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+              rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Pause a job from its page, then show the page again."""
+    outcome = web.pause_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
+@router.post("/ui/jobs/{ref}/resume")
+def job_resume(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+               rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Resume a paused job from its page, then show the page again."""
+    outcome = web.resume_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
+@router.post("/ui/jobs/{ref}/retry")
+def job_retry(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+              rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Retry a failed or stopped job from its page, then show the page again."""
+    outcome = web.retry_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
 @router.get("/ui/rejections")
 def rejections(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """The caller's recent admission decisions."""
