@@ -12,9 +12,10 @@ import typer
 
 from starforge.cli import _quota_options as q
 from starforge.cli._api_session import api_session
+from starforge.cli._job_text import age
 from starforge.cli._output import EXIT_USAGE, Output
 from starforge.cli._since import parse_duration
-from starforge.cli.cmd_job import age, render_table
+from starforge.cli.cmd_job import render_table
 
 if TYPE_CHECKING:
     from starforge.client import Console
@@ -159,8 +160,10 @@ def share_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
     row with `-` for an account with none); its weight and waiting jobs on its first row."""
     rows = []
     for line in lines:
-        per = {key: line.get(key) if isinstance(line.get(key), dict) else {}
-               for key in ("share", "usage_gpu_hours", "allocated", "borrowed")}
+        per: dict[str, dict[str, Any]] = {}
+        for key in ("share", "usage_gpu_hours", "allocated", "borrowed"):
+            values = line.get(key)
+            per[key] = values if isinstance(values, dict) else {}
         series = sorted({name for values in per.values() for name in values}) or ["-"]
         for index, name in enumerate(series):
             first = index == 0

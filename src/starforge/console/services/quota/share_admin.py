@@ -54,7 +54,7 @@ def weight_problem(value: Any) -> Problem | None:
 def set_share(rt: Runtime, *, username: str, body: dict[str, Any]) -> dict[str, Any]:
     """Set an account's weight from `{weight}` and return `{username, weight}`; a bad weight is refused (400) at
     `weight`, an unknown account is a 404. The scheduler orders the queue by the new weight from its next cycle."""
-    weight = body.get("weight")
+    weight: Any = body.get("weight")
     problem = weight_problem(weight)
     if problem is not None:
         raise Rejected("The weight was refused", [problem])
