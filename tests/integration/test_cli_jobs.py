@@ -195,6 +195,14 @@ def test_pause_resume_retry_and_max_restarts_through_sf(console: ConsoleProcess,
     listed = me.sf("job", "ls")
     assert listed.stdout.splitlines()[0].split()[4] == "ATTEMPTS" and listed.stdout.splitlines()[1].split()[4] == "0"
 
+    refused_sweep = me.sf("sweep", "toy", "--profile", "h200:8", "--grid", "seed=1,2", "--max-restarts", "4")
+    assert refused_sweep.returncode == 1 and "--max-restarts 4 is more than this console allows (3)" in \
+        refused_sweep.stderr, refused_sweep.stderr
+    sweep = me.json("sweep", "toy", "--profile", "h200:8", "--grid", "seed=1,2", "--max-restarts", "1")
+    for point in sweep["jobs"]:  # every run of the sweep may restart once
+        assert me.json("job", "status", point["job_id"])["max_restarts"] == 1
+    assert me.sf("job", "stop", "--sweep", sweep["sweep_id"]).returncode == 0
+
     assert me.sf("job", "stop", job).returncode == 0
     again = me.sf("job", "retry", job, "--json")
     assert again.returncode == 0 and json.loads(again.stdout) == {"job": job, "retried": True, "status": "queued"}
