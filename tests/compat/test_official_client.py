@@ -216,6 +216,15 @@ def test_submit_h200_is_admitted_and_queued_then_listed_shown_and_stopped(lab: L
     text = flat(output(shown))
     assert job in text and "experiments/my-grpo" in text and re.search(r"\b(pending|queued)\b", text)
 
+    paused = user.sf("job", "pause", job, cwd=lab.path)  # POST /api/job/pause?id=: held, in its place
+    assert paused.returncode == 0, output(paused)
+    with user.api() as api:
+        assert job_row(api, job)["status"] == "paused"
+    resumed = user.sf("job", "resume", job, cwd=lab.path)  # POST /api/job/resume?id=: back in the queue
+    assert resumed.returncode == 0, output(resumed)
+    with user.api() as api:
+        assert job_row(api, job)["status"] in ("pending", "queued")
+
     stopped = user.sf("job", "stop", job, cwd=lab.path)
     assert stopped.returncode == 0, output(stopped)
     with user.api() as api:

@@ -168,3 +168,42 @@ def test_a_submission_during_maintenance_says_so_with_the_note(console: ConsoleP
     assert refusal["ok"] is False and refusal["hint"].startswith("nothing was changed")
     assert [(p["field"], p["code"]) for p in refusal["problems"]] == [("<root>", "maintenance")]
     assert me.jobs() == []
+
+
+def test_pause_resume_retry_and_max_restarts_through_sf(console: ConsoleProcess, tmp_path: Path) -> None:
+    me = make_researcher(console, tmp_path)
+    assert me.sf("new", "toy", "--method", "tinyrl/grpo").returncode == 0
+    me.commit("an experiment")
+    too_many = me.sf("submit", "toy", "--profile", "h200:8", "--max-restarts", "99")
+    assert too_many.returncode == 1  # the console's cap (restarts.max_restarts, 3 by default), at the option
+    assert "--max-restarts: --max-restarts 99 is more than this console allows (3)" in too_many.stderr, too_many.stderr
+    for bad in ("-1", "1.5"):  # refused by sf itself, before any request
+        refused = me.sf("submit", "toy", "--profile", "h200:8", "--max-restarts", bad)
+        assert refused.returncode == 2 and "--max-restarts" in refused.stderr, refused.stderr
+    job = me.json("submit", "toy", "--profile", "h200:8", "--max-restarts", "2")["job_id"]  # waits: no h200 here
+    row = me.json("job", "status", job)
+    assert (row["max_restarts"], row["attempts"], row["resumed_from"]) == (2, 0, None)
+
+    paused = me.sf("job", "pause", job)
+    assert paused.returncode == 0, paused.stderr
+    assert f"Paused job {job}: it keeps its place in the queue" in paused.stderr
+    shown = me.sf("job", "status", job)
+    assert "status     paused" in shown.stdout and f"after `sf job resume {job}`" in shown.stdout
+    retried = me.sf("job", "retry", job)
+    assert retried.returncode == 1 and "only a failed or stopped job can be retried" in retried.stderr
+    assert me.json("job", "resume", job) == {"job": job, "resumed": True, "status": "queued"}
+    listed = me.sf("job", "ls")
+    assert listed.stdout.splitlines()[0].split()[4] == "ATTEMPTS" and listed.stdout.splitlines()[1].split()[4] == "0"
+
+    refused_sweep = me.sf("sweep", "toy", "--profile", "h200:8", "--grid", "seed=1,2", "--max-restarts", "4")
+    assert refused_sweep.returncode == 1 and "--max-restarts 4 is more than this console allows (3)" in \
+        refused_sweep.stderr, refused_sweep.stderr
+    sweep = me.json("sweep", "toy", "--profile", "h200:8", "--grid", "seed=1,2", "--max-restarts", "1")
+    for point in sweep["jobs"]:  # every run of the sweep may restart once
+        assert me.json("job", "status", point["job_id"])["max_restarts"] == 1
+    assert me.sf("job", "stop", "--sweep", sweep["sweep_id"]).returncode == 0
+
+    assert me.sf("job", "stop", job).returncode == 0
+    again = me.sf("job", "retry", job, "--json")
+    assert again.returncode == 0 and json.loads(again.stdout) == {"job": job, "retried": True, "status": "queued"}
+    assert me.sf("job", "stop", job).returncode == 0

@@ -26,6 +26,8 @@ from tests.integration.test_hostile_parsing import InProcessConsole, build_conso
 EXAMPLES = 12  # per operation, role and pass: bounded by examples, about half a minute on the 2-core CI machine
 # Operations that take no body: their input is the path and the query.
 BODILESS = {("POST", "/api/job/stop"), ("POST", "/api/jobs/cancel-all"), ("POST", "/api/clean"),
+            *(("POST", path.format(verb=verb)) for verb in ("pause", "resume", "retry")
+              for path in ("/api/job/{verb}", "/api/jobs/{{ref}}/{verb}")),
             ("POST", "/api/sweeps/{sweep_id}/stop"),
             ("POST", "/api/admin/maintenance/resume"),
             ("PATCH", "/api/admin/users/{username}/role"),

@@ -30,7 +30,7 @@ MCP_PATH = "/api/mcp/rpc"
 TEMPLATE = (Path(starforge.__file__).parent / "recipes" / "builtin" / "tinyrl" / "grpo" / "template"
             / "config.yaml").read_text(encoding="utf-8")
 COMMON = {"validate_jobspec", "explain_rejection", "list_recipes", "show_recipe", "submit_job", "list_jobs", "get_job",
-          "get_job_logs", "stop_job", "get_quota", "cluster_status"}
+          "get_job_logs", "stop_job", "pause_job", "resume_job", "retry_job", "get_quota", "cluster_status"}
 LAB = {"build_jobspec", "recipe_status"}
 ENDED = {"succeeded", "failed", "stopped"}
 

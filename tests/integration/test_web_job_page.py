@@ -1,4 +1,5 @@
-"""The web console's job page shows the job's own admission decision, and its jobs page lists 1,000 jobs.
+"""The web console's job page shows the job's own admission decision, its attempts (a table, and a mark on its charts
+where each later attempt resumed) and its pause, resume and retry buttons; its jobs page lists 1,000 jobs.
 
 In process: the console application on SQLite in a temporary state directory, without background loops, driven by
 Starlette's test client as a browser would (a session cookie, `Accept: text/html`).
@@ -17,11 +18,14 @@ import pytest
 
 from starforge.console.app import create_app
 from starforge.console.services.accounts import credentials as accounts
+from starforge.console.services.jobs import attempts
 from starforge.console.services.jobs.followups import create_followups
+from starforge.console.services.jobs.metrics import record_points
 from starforge.console.services.jobs.rows import set_status
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Job
+from starforge.console.web.charts import Mark, attempt_marks, line_chart
 from tests.integration.helpers import admitted, spec_for, submit
 from tests.integration.test_web_pages import Console
 
@@ -134,3 +138,86 @@ def test_the_jobs_page_lists_a_thousand_jobs_as_the_api_does(console: Console) -
     assert [(j["job_ref"], j["status"], j["message"]) for j in live] == [
         (j["job_ref"], j["status"], j["message"]) for j in listed]
     assert "r-many" not in console.browser("alice").get("/", params={"limit": MANY}).text  # only the caller's own
+
+
+def _csrf(page: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert found, "the page carries no CSRF token"
+    return found.group(1)
+
+
+def _buttons(page: str, job: str) -> list[str]:
+    return re.findall(rf'<form method="post" action="/ui/jobs/{job}/(\w+)"', page)
+
+
+def test_the_job_page_pauses_resumes_and_retries_with_the_sessions_csrf_token(console: Console) -> None:
+    with console.api("alice") as api:
+        job = admitted(submit(api, spec_for(api, exp="experiments/control-me")))
+    browser, status = console.browser("alice"), lambda: console.api("alice").get("/api/job", params={"id": job}).json()
+    page = browser.get(f"/ui/jobs/{job}").text
+    assert _buttons(page, job) == ["pause", "stop"]
+    for form in ({}, {"csrf": "0" * 64}):
+        refused = browser.post(f"/ui/jobs/{job}/pause", data=form)
+        assert refused.status_code == 403 and "CSRF" in refused.text, form
+    assert status()["status"] != "paused"
+    csrf = _csrf(page)
+    paused = browser.post(f"/ui/jobs/{job}/pause", data={"csrf": csrf})
+    assert paused.status_code == 303 and paused.headers["location"] == f"/ui/jobs/{job}"
+    assert status()["status"] == "paused"
+    assert _buttons(browser.get(f"/ui/jobs/{job}").text, job) == ["resume", "stop"]
+    assert browser.post(f"/ui/jobs/{job}/resume", data={"csrf": csrf}).status_code == 303
+    assert status()["status"] == "queued"
+    refused = browser.post(f"/ui/jobs/{job}/retry", data={"csrf": csrf})  # only a failed or stopped job
+    assert refused.status_code == 409 and "only a failed or stopped job can be retried" in html.unescape(refused.text)
+    assert browser.post(f"/ui/jobs/{job}/stop", data={"csrf": csrf}).status_code == 303
+    assert _buttons(browser.get(f"/ui/jobs/{job}").text, job) == ["retry"]
+    assert browser.post(f"/ui/jobs/{job}/retry", data={"csrf": csrf}).status_code == 303
+    assert status()["status"] == "queued"
+    stranger = console.browser("bob")
+    for verb in ("pause", "resume", "retry"):  # another account's job does not exist for the caller
+        answer = stranger.post(f"/ui/jobs/{job}/{verb}", data={"csrf": _csrf(stranger.get("/").text)})
+        assert answer.status_code == 404, verb
+    assert status()["status"] == "queued"
+
+
+def test_the_job_page_shows_its_attempts_and_marks_them_on_its_charts(console: Console) -> None:
+    with console.api("alice") as api:
+        job = admitted(submit(api, spec_for(api, exp="experiments/resumed")))
+    rt = console.app.state.runtime
+    run_dir = rt.settings.state_dir / "runs" / "alice" / "resumed" / job
+    checkpoint = run_dir / "out" / "checkpoint-20"
+    checkpoint.mkdir(parents=True)
+    with rt.db.write() as db:  # what launch and watch record: a preempted attempt, then one resumed at step 20
+        row = db.get(Job, job)
+        assert row is not None
+        row.run_dir = str(run_dir)
+        attempts.begin_attempt(db, row, resume=None, now=1000.0)
+        attempts.end_attempt(db, row, outcome="preempted", reason="preempted by r-urgent", now=1600.0)
+        attempts.begin_attempt(db, row, resume=attempts.ResumePoint(checkpoint, 20), now=1700.0)
+        record_points(db, job, [{"key": "train/loss", "step": step, "value": 1.0 / step, "ts": 0.0}
+                                for step in range(1, 41)])
+    page = console.browser("alice").get(f"/ui/jobs/{job}").text
+    table = _section(page, "h-attempts")
+    rows = re.findall(r"<tr><td>(\d+)</td>(.*?)</tr>", table, re.S)
+    assert [number for number, _ in rows] == ["1", "2"]
+    assert "preempted" in rows[0][1] and "preempted by r-urgent" in rows[0][1] and "—" in rows[0][1]
+    assert "running" in rows[1][1] and "checkpoint-20</code> (step 20)" in rows[1][1]
+    charts = _section(page, "h-metrics")
+    assert charts.count('class="chart-mark"') == 1 and ">attempt 2</text>" in charts
+    assert "attempt 2 from step 20" in charts  # said to screen readers too
+    facts = html.unescape(re.search(r'<div id="facts">(.*?)</dl>', page, re.S).group(1))  # type: ignore[union-attr]
+    assert "Attempt" in facts and "checkpoint-20" in facts
+    live = console.browser("alice").get(f"/ui/jobs/{job}/live", headers={"Accept": "application/json"}).json()
+    assert "checkpoint-20" in live["attempts"] and 'class="chart-mark"' in live["charts"]
+
+
+def test_a_chart_marks_only_the_resumed_attempts_inside_its_steps() -> None:
+    history = [{"number": 1, "resume_step": None}, {"number": 2, "resume_step": 20},
+               {"number": 3, "resume_step": None},  # started over: its earlier points were dropped, nothing to mark
+               {"number": 4, "resume_step": 500}]
+    marks = attempt_marks(history)
+    assert marks == [Mark(20.0, "attempt 2"), Mark(500.0, "attempt 4")]
+    svg = str(line_chart("loss", [(float(s), 1.0) for s in range(1, 101)], marks))
+    [x] = re.findall(r'<line class="chart-mark" x1="([\d.]+)"', svg)  # step 500 is beyond the steps drawn
+    assert float(x) == pytest.approx(52 + (20 - 1) / 99 * (480 - 52 - 12), abs=0.1)
+    assert str(line_chart("loss", [(1.0, 1.0)], [Mark(1.0, "<b>")])).count("&lt;b&gt;") == 2  # label and summary

@@ -69,6 +69,8 @@ SELF_SERVICE: dict[tuple[str, str], str] = {
 OPERATOR_SELF = {
     ("POST", "/api/jobs"), ("POST", "/api/jobs/cancel-all"), ("POST", "/api/job/stop"),
     ("POST", "/api/plugins/publish"), ("PATCH", "/api/plugins/{owner}/{name}"), ("POST", "/ui/jobs/{ref}/stop"),
+    *(("POST", path.format(verb=verb)) for verb in ("pause", "resume", "retry")
+      for path in ("/api/job/{verb}", "/api/jobs/{{ref}}/{verb}", "/ui/jobs/{{ref}}/{verb}")),
 }
 
 REFRESH = ("POST", "/api/auth/refresh")

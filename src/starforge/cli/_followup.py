@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from starforge.cli._job_text import age
 from starforge.cli._output import EXIT_OK, EXIT_REFUSED, Output
-from starforge.cli.cmd_job import age, console_session
+from starforge.cli.cmd_job import console_session
 
 if TYPE_CHECKING:
     from starforge.client import Console, Job

@@ -1,6 +1,6 @@
 """The console's steps `sf submit` and `sf sweep` share around `lab.build_submission`: a console session, the
-profile registry, the extension sync, the client handshake, and printing a refusal; each step prints its own refusal
-and exits 1."""
+profile registry, the extension sync, the client handshake, printing a refusal (each step prints its own and exits
+1), and what their shared options add to the submission meta."""
 
 from __future__ import annotations
 
@@ -20,10 +20,17 @@ if TYPE_CHECKING:
     from starforge.contract import Problem, ProfileEntry
     from starforge.lab import BuiltSpec, Submission
 
-__all__ = ["handshake", "refuse", "refuse_unbuilt", "registry_of", "session", "sync_extensions", "warn_all"]
+__all__ = ["handshake", "refuse", "refuse_unbuilt", "registry_of", "restarts_meta", "session", "sync_extensions",
+           "warn_all"]
 
 _PROGRESS_MIN_BYTES = 1 << 20
 _CHUNK = 64 << 10
+
+
+def restarts_meta(max_restarts: int | None) -> dict[str, Any]:
+    """Return what `--max-restarts N` adds to the submission meta: `max_restarts` (nothing when the option is not
+    given, so the submission keeps the official client's 0; the console refuses N beyond its cap at the option)."""
+    return {} if max_restarts is None else {"max_restarts": max_restarts}
 
 
 # ---- refusals and warnings ------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""`sf admin`: administer a console over its API with an administrator's token: accounts, quotas, API tokens and
-maintenance mode."""
+"""`sf admin`: administer a console over its API with an administrator's token: accounts, quotas, fair-share
+weights, API tokens and maintenance mode."""
 
 from __future__ import annotations
 
+import math
 import time
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,22 +12,26 @@ import typer
 
 from starforge.cli import _quota_options as q
 from starforge.cli._api_session import api_session
+from starforge.cli._job_text import age
 from starforge.cli._output import EXIT_USAGE, Output
 from starforge.cli._since import parse_duration
-from starforge.cli.cmd_job import age, render_table
+from starforge.cli.cmd_job import render_table
 
 if TYPE_CHECKING:
     from starforge.client import Console
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
-                  help="Administer a console over its API (an administrator's token): users, quotas, tokens, "
-                       "maintenance.")
+                  help="Administer a console over its API (an administrator's token): users, quotas, shares, "
+                       "tokens, maintenance.")
 user_app = typer.Typer(no_args_is_help=True, help="Accounts and roles (ls, create, role, disable, enable).")
 quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas (show, set).")
 token_app = typer.Typer(no_args_is_help=True, help="Long-lived API tokens for accounts (create, ls, revoke).")
+share_app = typer.Typer(no_args_is_help=True, help="Fair share: each account's weight, share, usage and borrowing "
+                                                   "(show, set).")
 app.add_typer(user_app, name="user")
 app.add_typer(quota_app, name="quota")
 app.add_typer(token_app, name="token")
+app.add_typer(share_app, name="share")
 maintenance_app = typer.Typer(help="Maintenance mode (show, drain, resume): drain before restarting the console.")
 app.add_typer(maintenance_app, name="maintenance")
 
@@ -132,6 +137,77 @@ def quota_set(name: UserArg, quota: dict[str, Any], as_json: JsonOpt = False) ->
     with _session(out) as console:
         quota = console.admin_set_quota(name, values)
     out.emit(quota, q.quota_text)
+
+
+# ---- fair share ----------------------------------------------------------------------------------------------------
+
+SHARE_HEADERS = ("account", "weight", "series", "share", "usage gpu-h", "allocated", "borrowed", "waiting")
+
+
+def _count(value: Any) -> str:
+    """Return a number as a table shows it (`8`, `12.5`, `0.042`, `1234`), or `-`."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "-"
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def share_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
+    """Return the rows of `sf admin share show`: one per account and series it has a share, usage or GPUs on (one
+    row with `-` for an account with none); its weight and waiting jobs on its first row."""
+    rows = []
+    for line in lines:
+        per: dict[str, dict[str, Any]] = {}
+        for key in ("share", "usage_gpu_hours", "allocated", "borrowed"):
+            values = line.get(key)
+            per[key] = values if isinstance(values, dict) else {}
+        series = sorted({name for values in per.values() for name in values}) or ["-"]
+        for index, name in enumerate(series):
+            first = index == 0
+            rows.append([str(line.get("username", "?")) if first else "", _count(line.get("weight")) if first else "",
+                         name, _count(per["share"].get(name)), _count(per["usage_gpu_hours"].get(name)),
+                         _count(per["allocated"].get(name)), _count(per["borrowed"].get(name)),
+                         _count(line.get("waiting_jobs")) if first else ""])
+    return rows
+
+
+def _shares_text(out: Output, body: dict[str, Any]) -> str:
+    fair = body.get("fair_share") or {}
+    state = (f"fair share {'on' if fair.get('enabled', True) else 'off'}: usage decays with a half-life of "
+             f"{_count(fair.get('half_life_hours'))} h; an account no one set has weight "
+             f"{_count(fair.get('default_weight'))}")
+    lines = [line for line in body.get("shares") or [] if isinstance(line, dict)]
+    return state + ("\n\n" + render_table(out, SHARE_HEADERS, share_rows(lines)) if lines else "\nno account yet")
+
+
+@share_app.command("show")
+def share_show(as_json: JsonOpt = False) -> None:
+    """Show each account's weight and, per series, its share (GPUs it is entitled to while others wait), decayed
+    usage (GPU-hours), the GPUs it holds and borrows beyond its share, and its waiting jobs."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        body = console.admin_shares()
+    out.emit(body, lambda b: _shares_text(out, b))
+
+
+@share_app.command("set")
+def share_set(
+    name: UserArg,
+    weight: Annotated[float, typer.Argument(metavar="WEIGHT", help="a number above 0: 2 is entitled to twice the "
+                                                                   "share of 1 (the default weight)")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Set an account's fair-share weight; the queue is ordered by it from the scheduler's next cycle."""
+    out = Output(as_json=as_json)
+    with _session(out) as console:
+        done = console.admin_set_share(name, weight)
+    out.emit(done, lambda d: None)
+    if not as_json:
+        out.success(f"{done.get('username', name)} now has weight {_count(done.get('weight', weight))}")
+        out.hint("sf admin share show")
 
 
 # ---- tokens --------------------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import math
 import os
 import shutil
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from starforge.cli._job_text import age, control_said, reason, status_text
 from starforge.cli._output import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Output, counted, human_size
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
-    help="Follow and control jobs (ls, status, logs, metrics, artifacts, spec, stop, cancel-all).",
+    help="Follow and control jobs (ls, status, logs, metrics, artifacts, spec, stop, pause, resume, retry, "
+         "cancel-all).",
 )
 
 EXIT_INTERRUPTED = 130
@@ -79,22 +80,15 @@ def render_table(out: Output, headers: Sequence[str], rows: Sequence[Sequence[An
     return buffer.getvalue().rstrip()
 
 
-def age(epoch: float | None, now: float | None = None) -> str:
-    """Return how long ago `epoch` was (`42s ago`, `5m ago`, `3h ago`, `2d ago`), or `-`."""
-    if epoch is None:
-        return "-"
-    seconds = max(0, int((time.time() if now is None else now) - epoch))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
-
-
 def jobs_table(out: Output, jobs: Sequence[Job]) -> str:
-    """Return the job list table; a PIPELINE column appears when any row carries `pipeline`."""
+    """Return the job list table; an ATTEMPTS column appears when the console counts them, a PIPELINE column when
+    any row carries `pipeline`."""
     pipeline = any(j.pipeline for j in jobs)
-    headers = ["id", "name", "status", "gpus", "submitted"] + (["pipeline"] if pipeline else [])
-    rows = [[j.ref, j.name or j.exp_name, j.status or "?", j.requested_gpus, age(j.submitted_at)]
+    attempts = any(j.attempts is not None for j in jobs)
+    headers = (["id", "name", "status", "gpus"] + (["attempts"] if attempts else []) + ["submitted"]
+               + (["pipeline"] if pipeline else []))
+    rows = [[j.ref, j.name or j.exp_name, j.status or "?", j.requested_gpus]
+            + ([j.attempts if j.attempts is not None else "-"] if attempts else []) + [age(j.submitted_at)]
             + ([j.pipeline_progress] if pipeline else []) for j in jobs]
     return render_table(out, headers, rows, status_col=2)
 
@@ -132,30 +126,6 @@ def ls(
             out.hint("submit one with `sf submit <exp> --profile <name>[:gpus]`")
 
 
-def _status_text(job: Job) -> str:
-    lines = [
-        ("job", job.ref), ("run", job.run_id or "-"), ("name", job.name or "-"), ("exp", job.exp or "-"),
-        ("status", job.status or "?"), ("gpus", str(job.requested_gpus)), ("submitted", age(job.submitted_at)),
-    ]
-    if job.pipeline:
-        lines.append(("pipeline", job.pipeline_progress))
-    engine, engine_ref = job.raw.get("executor"), job.raw.get("engine_ref")
-    if isinstance(engine, str) and isinstance(engine_ref, str):
-        lines.append(("engine", f"{engine} {engine_ref}"))
-    reason = _reason(job)
-    if reason:
-        lines.append(("reason", reason))
-    position, length = job.raw.get("queue_position"), job.raw.get("queue_length")
-    if isinstance(position, int) and isinstance(length, int):
-        lines.append(("queue", f"{_ordinal(position)} of {length} waiting for {job.raw.get('profile') or 'its profile'}"))
-    return "\n".join(f"{key:<10} {value}" for key, value in lines)
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
 def resolve_job(out: Output, console: Console, handle: str, doing: str) -> Job:
     """Return the job `handle` names (`Console.pick_job`: an experiment or job name shared by several jobs names
     the newest), saying on stderr which one was taken when the name had several."""
@@ -168,19 +138,14 @@ def resolve_job(out: Output, console: Console, handle: str, doing: str) -> Job:
     return job
 
 
-def _reason(job: Job) -> str:
-    """Return why the job is where it is (the row's `message`: a failure's reason, a queue's wait), or ""."""
-    message = job.raw.get("message")
-    return " ".join(message.split()) if isinstance(message, str) else ""
-
-
 @app.command("status")
 def status(job_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Show one job's row (status, GPUs, submission time)."""
+    """Show one job: status and why, its place while it waits, its attempts (and each of them when there were
+    several)."""
     out = Output(as_json=as_json)
     with console_session(out) as console:
         job = console.job_detail(resolve_job(out, console, job_id, "showing").ref)  # with its place in the queue
-    out.emit(dict(job.raw), lambda _: _status_text(job))
+    out.emit(dict(job.raw), lambda _: status_text(job, lambda headers, rows: render_table(out, headers, rows)))
 
 
 def _final_status(console: Console, job: Job, end: LogEvent) -> tuple[str, str]:
@@ -198,12 +163,12 @@ def _final_status(console: Console, job: Job, end: LogEvent) -> tuple[str, str]:
         row: Job | None = console.job(job.ref)
     except ConsoleError:
         row = None
-    reason = _reason(row) if row is not None else ""
+    why = reason(row) if row is not None else ""
     if isinstance(status, str):
-        return status.lower(), reason
+        return status.lower(), why
     if data.lower() in TERMINAL:
-        return data.lower(), reason
-    return (row.status if row is not None else ""), reason
+        return data.lower(), why
+    return (row.status if row is not None else ""), why
 
 
 @app.command("logs")
@@ -286,6 +251,44 @@ def stop(
         out.success(f"Stopped job {job.ref}" + (f" ({result.status})" if result.status else ""))
     else:
         out.info(f"Job {job.ref} had already finished ({result.status or 'unknown status'}).")
+
+
+def _control(job_id: str, action: str, doing: str, as_json: bool) -> None:
+    """Resolve the job, ask the console to `action` it, and say what happens (JSON: `{job, <done>, status}`)."""
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        job = resolve_job(out, console, job_id, doing)
+        result = getattr(console, action)(job.ref)
+    done = {"pause": "paused", "resume": "resumed", "retry": "retried"}[action]
+    out.emit({"job": job.ref, done: result.done, "status": result.status}, lambda _: None)
+    said = control_said(result)
+    if said.success:
+        out.success(said.text)
+    else:
+        out.info(said.text)
+    if said.hint:
+        out.hint(said.hint)
+
+
+@app.command("pause")
+def pause(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Pause a job: a waiting one is held at once; a running one saves a checkpoint, stops, and is held. It keeps
+    its place in the queue and starts again, from that checkpoint, after `sf job resume`."""
+    _control(job_id, "pause", "pausing", as_json)
+
+
+@app.command("resume")
+def resume(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Put a paused job back in the queue in its place (or cancel a pause still under way); it resumes from its
+    latest checkpoint."""
+    _control(job_id, "resume", "resuming", as_json)
+
+
+@app.command("retry")
+def retry(job_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Run a failed or stopped job again, as the same job (same id, run folder and artifacts), from its latest
+    checkpoint."""
+    _control(job_id, "retry", "retrying", as_json)
 
 
 @app.command("cancel-all")

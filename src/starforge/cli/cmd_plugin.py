@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from starforge.cli._api_session import api_session
+from starforge.cli._job_text import age
 from starforge.cli._output import EXIT_USAGE, Output, human_size
-from starforge.cli.cmd_job import age, render_table
+from starforge.cli.cmd_job import render_table
 
 app = typer.Typer(
     add_completion=False,

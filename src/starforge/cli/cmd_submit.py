@@ -21,6 +21,7 @@ from starforge.cli._submitting import (
     refuse,
     refuse_unbuilt,
     registry_of,
+    restarts_meta,
     session,
     sync_extensions,
     warn_all,
@@ -58,14 +59,16 @@ def _upgrade_lock(out: Output, exp_dir: Path, catalog: Catalog, framework_versio
         out.info(f"upgraded {exp_dir.name}/recipe.lock.json to the installed catalog ({plan.state} → current)")
 
 
-def _submit_with_retry(console: Console, sub: Submission, *, allow_pending: bool = False) -> SubmitResult:
+def _submit_with_retry(console: Console, sub: Submission, *, allow_pending: bool = False,
+                       max_restarts: int | None = None) -> SubmitResult:
     """POST once; on a dropped connection retry once with the same Idempotency-Key (never a second job)."""
     from starforge.client import Unavailable
 
     key = str(uuid.uuid4())
+    meta = {**sub.meta, **restarts_meta(max_restarts)}
     for attempt in (1, 2):
         try:
-            return console.submit(sub.spec or {}, sub.bundle, exp=sub.exp, profile=sub.profile, meta_extra=sub.meta,
+            return console.submit(sub.spec or {}, sub.bundle, exp=sub.exp, profile=sub.profile, meta_extra=meta,
                                   idempotency_key=key, allow_pending=allow_pending)
         except Unavailable as exc:
             if attempt == 2 or exc.status is not None:
@@ -105,6 +108,10 @@ def submit(
     allow_pending: Annotated[bool, typer.Option("--allow-pending",
                                                 help="let a job no capacity of the console serves wait (pending) "
                                                      "instead of being refused")] = False,
+    max_restarts: Annotated[int | None, typer.Option(
+        "--max-restarts", metavar="N", min=0,
+        help="after a failure, start the job again by itself, from its latest checkpoint, up to N times "
+             "(default 0; the console caps N)")] = None,
     no_validate: Annotated[bool, typer.Option("--no-validate",
                                               help="skip hyperparameter, lifecycle and role checks locally "
                                                    "(the console still runs them)")] = False,
@@ -142,11 +149,11 @@ def submit(
         _dry_run(out, lab, exp, exp_dir, options, cat, allow_pending=allow_pending)
         return
     with session(out) as console:
-        _submit(out, console, lab, exp, exp_dir, options, cat, allow_pending=allow_pending)
+        _submit(out, console, lab, exp, exp_dir, options, cat, allow_pending=allow_pending, max_restarts=max_restarts)
 
 
 def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
-            catalog: Catalog, *, allow_pending: bool = False) -> None:
+            catalog: Catalog, *, allow_pending: bool = False, max_restarts: int | None = None) -> None:
     from starforge.client import Forbidden, Rejected
     from starforge.lab import build_submission, exp_label
 
@@ -170,7 +177,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     if not out.as_json:
         warn_all(out, packed.warnings)
     try:
-        result = _submit_with_retry(console, sub, allow_pending=allow_pending)
+        result = _submit_with_retry(console, sub, allow_pending=allow_pending, max_restarts=max_restarts)
     except (Rejected, Forbidden) as exc:  # a quota, a profile the account may not use…: every field with its hint
         out.fail(exc, title="The console rejected the job", spec_file=spec_file)
     job_id = result.job_id

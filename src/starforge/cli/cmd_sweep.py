@@ -83,6 +83,10 @@ def run(
     allow_pending: Annotated[bool, typer.Option("--allow-pending",
                                                 help="let runs no capacity of the console serves wait (pending) "
                                                      "instead of being refused")] = False,
+    max_restarts: Annotated[int | None, typer.Option(
+        "--max-restarts", metavar="N", min=0,
+        help="each run, after a failure, starts again by itself from its latest checkpoint, up to N times "
+             "(default 0; the console caps N)")] = None,
     no_validate: Annotated[bool, typer.Option("--no-validate", help="skip the local hyperparameter checks (the "
                                                                     "console still runs them)")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="ask the console's admission for every point; submit "
@@ -113,11 +117,12 @@ def run(
     drawn = seed if seed is not None else random.SystemRandom().randrange(2**31)
     with session(out) as console:
         _sweep(out, console, lab, exp, options, cat, axes=axes, ranges=ranges, count=random_count, seed=drawn,
-               max_parallel=max_parallel, allow_pending=allow_pending, dry_run=dry_run)
+               max_parallel=max_parallel, allow_pending=allow_pending, dry_run=dry_run, max_restarts=max_restarts)
 
 
 def _sweep(out: Output, console: Any, lab: Any, exp: str, options: Any, cat: Any, *, axes: Any, ranges: Any,
-           count: int, seed: int, max_parallel: int, allow_pending: bool, dry_run: bool) -> None:
+           count: int, seed: int, max_parallel: int, allow_pending: bool, dry_run: bool,
+           max_restarts: int | None = None) -> None:
     from starforge.cli._submitting import (
         handshake,
         refuse,
@@ -155,16 +160,19 @@ def _sweep(out: Output, console: Any, lab: Any, exp: str, options: Any, cat: Any
         refuse(out, "The bundle was refused; nothing was uploaded", sub.problems,
                packed.warnings if packed is not None else ())
     _submit(out, console, sub.built, points, built, sub.bundle, keys, seed=seed if count else None,
-            max_parallel=max_parallel, allow_pending=allow_pending)
+            max_parallel=max_parallel, allow_pending=allow_pending, max_restarts=max_restarts)
 
 
 def _submit(out: Output, console: Any, base: Any, points: list[dict[str, str]], built: list[Any], data: bytes,
-            keys: list[str], *, seed: int | None, max_parallel: int, allow_pending: bool) -> None:
+            keys: list[str], *, seed: int | None, max_parallel: int, allow_pending: bool,
+            max_restarts: int | None = None) -> None:
+    from starforge.cli._submitting import restarts_meta
     from starforge.client import Rejected
 
     extra: dict[str, Any] = base.provenance.to_meta() if base.provenance is not None else {}
     if base.job is not None and base.job.metadata.project:
         extra["project"] = base.job.metadata.project
+    extra.update(restarts_meta(max_restarts))
     try:
         result = console.submit_sweep([{"params": p, "spec": b.spec} for p, b in zip(points, built, strict=True)],
                                       data, exp=base.exp, profile=base.profile, meta_extra=extra,

@@ -26,6 +26,7 @@ from ._meta import bare_profile, build_meta, encode_meta
 from ._models import (
     AdmissionVerdict,
     ClusterStatus,
+    ControlResult,
     DeviceCode,
     MetricPoint,
     Metrics,
@@ -47,6 +48,7 @@ __all__ = [
     "ConfigError",
     "Console",
     "ConsoleError",
+    "ControlResult",
     "Credentials",
     "DeviceCode",
     "Forbidden",

@@ -23,6 +23,7 @@ from ._meta import build_meta, empty_bundle, encode_meta
 from ._models import (
     AdmissionVerdict,
     ClusterStatus,
+    ControlResult,
     Metrics,
     ServerVersion,
     StopResult,
@@ -255,6 +256,21 @@ class Console:
         body = self._post("/api/job/stop" + query(id=ref))
         return StopResult.from_body(ref, body)
 
+    def pause(self, ref: str) -> ControlResult:
+        """Pause job `ref` (`POST /api/job/pause`): a waiting job is held at once; a running one is asked to save a
+        checkpoint and stop, then held (`paused`), keeping its place in the queue until `resume`."""
+        return ControlResult.from_body(ref, "pause", self._post("/api/job/pause" + query(id=ref)))
+
+    def resume(self, ref: str) -> ControlResult:
+        """Put paused job `ref` back in the queue in its place (`POST /api/job/resume`), or cancel a pause that is
+        still under way."""
+        return ControlResult.from_body(ref, "resume", self._post("/api/job/resume" + query(id=ref)))
+
+    def retry(self, ref: str) -> ControlResult:
+        """Run failed or stopped job `ref` again, as the same job, from its latest checkpoint (`POST
+        /api/job/retry`); any other status raises `ConsoleError` (409) with the console's reason."""
+        return ControlResult.from_body(ref, "retry", self._post("/api/job/retry" + query(id=ref)))
+
     def cancel_all(self) -> int:
         """Stop every active job of the account and return how many were stopped."""
         stopped = self._post("/api/jobs/cancel-all").get("stopped")
@@ -486,6 +502,16 @@ class Console:
     def admin_revoke_token(self, token_id: int | str) -> dict[str, Any]:
         """Revoke an API token by id (refused from its next request on) and return its metadata."""
         return self._http.request("DELETE", f"/api/admin/tokens/{_segment(str(token_id))}", token=self._bearer())
+
+    def admin_shares(self) -> dict[str, Any]:
+        """Return every account's fair share (`GET /api/admin/shares`): `{fair_share: {...}, shares: [{username,
+        weight, share, usage_gpu_hours, allocated, borrowed, waiting_jobs}]}`."""
+        return self._get("/api/admin/shares")
+
+    def admin_set_share(self, username: str, weight: float) -> dict[str, Any]:
+        """Set an account's fair-share weight (`PUT /api/admin/shares/{username}` `{weight}`)."""
+        return self._http.request("PUT", f"/api/admin/shares/{_segment(username)}", token=self._bearer(),
+                                  json_body={"weight": weight})
 
     def admin_maintenance(self) -> dict[str, Any]:
         """Return maintenance mode: `{maintenance_mode, note, blockers[], remaining_active, safe_to_restart, …}`."""

@@ -49,6 +49,20 @@ class Job:
         return self.exp.rstrip("/").rsplit("/", 1)[-1]
 
     @property
+    def attempts(self) -> int | None:
+        """Return how many attempts the job started (a preempted, paused or restarted job starts again as the same
+        job), or None from a console that does not count them."""
+        value = self.raw.get("attempts")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def resumed_from(self) -> str | None:
+        """Return the checkpoint the current attempt resumed from, as the job saw it (`GET /api/job` only), or
+        None."""
+        value = self.raw.get("resumed_from")
+        return value if isinstance(value, str) and value else None
+
+    @property
     def terminal(self) -> bool:
         """Return True when the job has finished, one way or another."""
         return self.status in TERMINAL

@@ -14,6 +14,7 @@ from starforge.contract import Problem, ProfileEntry
 from starforge.wire import (
     read_account,
     read_cluster,
+    read_control,
     read_metrics,
     read_stopped,
     read_submitted,
@@ -24,6 +25,7 @@ from starforge.wire import (
 __all__ = [
     "AdmissionVerdict",
     "ClusterStatus",
+    "ControlResult",
     "DeviceCode",
     "MetricPoint",
     "Metrics",
@@ -159,6 +161,25 @@ class StopResult:
         """Read the answer; `stopped` defaults to true."""
         read = read_stopped(body)
         return cls(ref, read.stopped, read.status, dict(body))
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """The answer to `POST /api/job/{pause,resume,retry}`: `done` false means there was nothing to do (the job's
+    `status` says why); `message` is the console's own sentence, when it gives one."""
+
+    ref: str
+    action: str
+    done: bool
+    status: str
+    message: str = ""
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_body(cls, ref: str, action: str, body: Mapping[str, Any]) -> ControlResult:
+        """Read the answer to `action` (pause, resume, retry); the change defaults to true."""
+        read = read_control(body, action)
+        return cls(ref, action, read.done, read.status, read.message, dict(body))
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from starforge.mcp import (
     Account,
     BackendError,
     Cluster,
+    Controlled,
     JobRow,
     LogWindow,
     MetricValue,
@@ -133,6 +134,11 @@ class ServiceBackend:
         return resolve_handle(self.jobs(LOOKUP_LIMIT), handle)
 
     @_translated
+    def job_detail(self, ref: str) -> JobRow:
+        """Return the job with its attempts and queue place (as `GET /api/job`)."""
+        return _row(job_reads.show(rt=self.rt, user=self.user, ref=ref))
+
+    @_translated
     def latest_metrics(self, ref: str) -> dict[str, MetricValue]:
         """Return the latest value of each metric (from `GET /api/jobs/{ref}/metrics`)."""
         return latest_metrics(job_reads.metrics(rt=self.rt, user=self.user, ref=ref))
@@ -149,6 +155,21 @@ class ServiceBackend:
     def stop(self, ref: str) -> Stopped:
         """Stop the job (as `POST /api/job/stop`)."""
         return Stopped.from_body(ref, job_control.stop(rt=self.rt, user=self.user, ref=ref))
+
+    @_translated
+    def pause(self, ref: str) -> Controlled:
+        """Pause the job (as `POST /api/job/pause`)."""
+        return Controlled.from_body(ref, "pause", job_control.pause(rt=self.rt, user=self.user, ref=ref))
+
+    @_translated
+    def resume(self, ref: str) -> Controlled:
+        """Resume the paused job (as `POST /api/job/resume`)."""
+        return Controlled.from_body(ref, "resume", job_control.resume(rt=self.rt, user=self.user, ref=ref))
+
+    @_translated
+    def retry(self, ref: str) -> Controlled:
+        """Retry the failed or stopped job (as `POST /api/job/retry`)."""
+        return Controlled.from_body(ref, "retry", job_control.retry(rt=self.rt, user=self.user, ref=ref))
 
     @_translated
     def jobspec(self, ref: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from ._server import build_server
 from ._shapes import (
     Account,
     Cluster,
+    Controlled,
     JobRow,
     LogWindow,
     MetricValue,
@@ -43,6 +44,7 @@ __all__ = [
     "BackendProvider",
     "Clipped",
     "Cluster",
+    "Controlled",
     "ExplainContext",
     "Explanation",
     "HttpTransport",

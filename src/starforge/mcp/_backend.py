@@ -12,7 +12,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._shapes import Account, Cluster, JobRow, LogWindow, MetricValue, Stopped, Submitted, Usage, Verdict
+from ._shapes import (
+    Account,
+    Cluster,
+    Controlled,
+    JobRow,
+    LogWindow,
+    MetricValue,
+    Stopped,
+    Submitted,
+    Usage,
+    Verdict,
+)
 
 if TYPE_CHECKING:
     from starforge.recipes import Catalog
@@ -60,6 +71,11 @@ class Backend(Protocol):
         """Return the job a handle names (an id, a unique prefix or an experiment name; see `resolve_handle`)."""
         ...
 
+    def job_detail(self, ref: str) -> JobRow:
+        """Return job `ref` as `GET /api/job` shows it: its row with its attempts, what the current one resumed
+        from and, while it waits, its place in the queue."""
+        ...
+
     def latest_metrics(self, ref: str) -> dict[str, MetricValue]:
         """Return the latest value of each metric job `ref` reported."""
         ...
@@ -71,6 +87,18 @@ class Backend(Protocol):
 
     def stop(self, ref: str) -> Stopped:
         """Stop job `ref`; a finished job is not an error (`stopped` is then false)."""
+        ...
+
+    def pause(self, ref: str) -> Controlled:
+        """Pause job `ref` (a running one checkpoints, stops and is held; a waiting one is held at once)."""
+        ...
+
+    def resume(self, ref: str) -> Controlled:
+        """Put paused job `ref` back in the queue in its place."""
+        ...
+
+    def retry(self, ref: str) -> Controlled:
+        """Run failed or stopped job `ref` again from its latest checkpoint (any other status: a conflict)."""
         ...
 
     def jobspec(self, ref: str) -> dict[str, Any]:

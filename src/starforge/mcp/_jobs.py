@@ -1,4 +1,5 @@
-"""Job operations: submit (spec, bundle, profile, idempotency key), list, show, stop; the console decides all."""
+"""Job operations: submit (spec, bundle, profile, idempotency key), list, show, stop, pause, resume, retry; the
+console decides all."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from ._backend import Backend
 from ._errors import BackendError, ToolRefusal
 from ._explain import first_pool_series
 from ._results import Outcome
-from ._shapes import JobRow
+from ._shapes import Controlled, JobRow
 
-__all__ = ["MAX_JOBS", "decode_bundle", "get_job", "list_jobs", "stop_job", "submit_job"]
+__all__ = ["MAX_JOBS", "decode_bundle", "get_job", "list_jobs", "pause_job", "resume_job", "retry_job", "stop_job",
+           "submit_job"]
 
 MAX_JOBS = 200
 
@@ -65,9 +67,25 @@ def list_jobs(backend: Backend, *, limit: int) -> Outcome:
     return Outcome(summary + (f"\n{note}" if note else ""), {"jobs": rows, "count": len(rows), "note": note})
 
 
+_LEFT_OUT = ("events", "validations")  # the status history can be long: `get_job_logs` and the web page show it
+
+
+def _attempts_line(row: dict[str, Any]) -> str:
+    attempts = row.get("attempts")
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
+        return ""
+    resumed, step = row.get("resumed_from"), row.get("resume_step")
+    if isinstance(resumed, str) and resumed:
+        at = f" at step {step}" if isinstance(step, int) and not isinstance(step, bool) else ""
+        return f"attempt {attempts}, resumed from {resumed}{at}"
+    return f"attempt {attempts}"
+
+
 def get_job(backend: Backend, *, job: str) -> Outcome:
-    """Return one job (an id, a unique prefix or an experiment name) with the latest value of each metric."""
-    found = backend.job(job)
+    """Return one job (an id, a unique prefix or an experiment name) as the console details it — its attempts,
+    what the current one resumed from, its place while it waits — with the latest value of each metric."""
+    found = backend.job_detail(backend.job(job).ref)
+    shown = {k: v for k, v in found.to_dict().items() if k not in _LEFT_OUT}
     metrics: dict[str, Any] = {}
     note = ""
     try:
@@ -76,9 +94,14 @@ def get_job(backend: Backend, *, job: str) -> Outcome:
     except BackendError as exc:
         note = f"metrics unavailable: {exc.title}"
     summary = f"{found.ref} ({found.name or found.exp_name or '?'}): {found.status or 'unknown'}"
+    why, attempts = shown.get("message"), _attempts_line(shown)
+    if isinstance(why, str) and why:
+        summary += f" — {why}"
+    if attempts:
+        summary += f"\n{attempts}"
     if metrics:
         summary += "\n" + "\n".join(f"- {k} = {v['value']:g} at step {v['step']}" for k, v in sorted(metrics.items()))
-    return Outcome(summary, {"job": found.to_dict(), "metrics": metrics, "note": note})
+    return Outcome(summary, {"job": shown, "metrics": metrics, "note": note})
 
 
 def stop_job(backend: Backend, *, job: str) -> Outcome:
@@ -88,3 +111,51 @@ def stop_job(backend: Backend, *, job: str) -> Outcome:
     status = result.status or found.status
     summary = f"stopped {found.ref}" if result.stopped else f"{found.ref} had already finished ({status})"
     return Outcome(summary, {"job": found.ref, "stopped": result.stopped, "status": status, "raw": result.body})
+
+
+_DONE = {"pause": "paused", "resume": "resumed", "retry": "retried"}
+
+
+def _said(result: Controlled, ref: str, status: str) -> str:
+    """Return what a pause, resume or retry did, in words (the console's own message first)."""
+    if result.message:
+        return result.message
+    if result.action == "pause":
+        if not result.done:
+            return f"{ref} was not paused: it is {status}"
+        if status == "paused":
+            return f"paused {ref}: it keeps its place in the queue and is not started until resume_job"
+        return f"asked {ref} to save a checkpoint and stop; it is then held paused until resume_job"
+    if result.action == "resume":
+        if not result.done:
+            return f"{ref} is not paused ({status}): nothing to resume"
+        if status == "queued":
+            return f"resumed {ref}: back in the queue in its place; it resumes from its latest checkpoint"
+        return f"cancelled the pause of {ref}: it keeps running"
+    return f"retrying {ref}: {status} again as the same job, from its latest checkpoint"
+
+
+def _controlled(result: Controlled, found: JobRow) -> Outcome:
+    status = result.status or found.status
+    return Outcome(_said(result, found.ref, status),
+                   {"job": found.ref, "action": result.action, "done": result.done, _DONE[result.action]: result.done,
+                    "status": status, "raw": result.body})
+
+
+def pause_job(backend: Backend, *, job: str) -> Outcome:
+    """Pause a job: a waiting one is held at once; a running one saves a checkpoint, stops and is held, keeping its
+    place in the queue until it is resumed."""
+    found = backend.job(job)
+    return _controlled(backend.pause(found.ref), found)
+
+
+def resume_job(backend: Backend, *, job: str) -> Outcome:
+    """Put a paused job back in the queue in its place (or cancel a pause still under way)."""
+    found = backend.job(job)
+    return _controlled(backend.resume(found.ref), found)
+
+
+def retry_job(backend: Backend, *, job: str) -> Outcome:
+    """Run a failed or stopped job again, as the same job, from its latest checkpoint; another status is refused."""
+    found = backend.job(job)
+    return _controlled(backend.retry(found.ref), found)

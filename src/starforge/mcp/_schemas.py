@@ -11,6 +11,7 @@ from starforge.contract import DATA_KEYS
 __all__ = [
     "BuildOut",
     "ClusterOut",
+    "ControlOut",
     "ExplainOut",
     "JobListOut",
     "JobOut",
@@ -162,7 +163,8 @@ class JobListOut(_Open):
 
 
 class JobOut(_Open):
-    """One job's row and the latest value of each metric."""
+    """One job's row (with `attempts`, `resumed_from`, `resume_step` and `attempt_history` from a console that
+    counts attempts, and `queue_position` while it waits) and the latest value of each metric."""
 
     job: dict[str, Any]
     metrics: dict[str, dict[str, Any]] = {}
@@ -188,6 +190,15 @@ class StopOut(_Open):
 
     job: str
     stopped: bool
+    status: str = ""
+
+
+class ControlOut(_Open):
+    """The outcome of a pause, resume or retry: `done` false means there was nothing to do (`status` says why)."""
+
+    job: str
+    action: Literal["pause", "resume", "retry"]
+    done: bool
     status: str = ""
 
 

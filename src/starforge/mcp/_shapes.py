@@ -16,6 +16,7 @@ from starforge.contract import Problem, ProfileEntry
 from starforge.wire import (
     read_account,
     read_cluster,
+    read_control,
     read_job_row,
     read_metrics,
     read_stopped,
@@ -27,6 +28,7 @@ from starforge.wire import (
 __all__ = [
     "Account",
     "Cluster",
+    "Controlled",
     "JobRow",
     "LogWindow",
     "MetricValue",
@@ -186,6 +188,25 @@ class Stopped:
         """Read `POST /api/job/stop`'s answer."""
         read = read_stopped(body)
         return cls(ref, read.stopped, read.status, dict(body))
+
+
+@dataclass(frozen=True)
+class Controlled:
+    """The outcome of a pause, resume or retry (`action`): `done` false means there was nothing to do, and
+    `status` says why."""
+
+    ref: str
+    action: str
+    done: bool
+    status: str
+    message: str = ""
+    body: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_body(cls, ref: str, action: str, body: Mapping[str, Any]) -> Controlled:
+        """Read `POST /api/job/{action}`'s answer."""
+        read = read_control(body, action)
+        return cls(ref, action, read.done, read.status, read.message, dict(body))
 
 
 Stop = Literal["", "size", "time", "event_too_large"]  # why a log window stopped before what exists now

@@ -21,6 +21,7 @@ from ._recipes import MAX_RECIPES
 from ._results import run_tool
 from ._schemas import (
     ClusterOut,
+    ControlOut,
     ExplainOut,
     JobListOut,
     JobOut,
@@ -113,7 +114,7 @@ async def list_jobs(
 
 
 async def get_job(job: JobHandle) -> Annotated[CallToolResult, JobOut]:
-    """Show one job: status, pipeline, GPUs, and the latest value of each metric it reported."""
+    """Show one job: status and why, pipeline, GPUs, its attempts (attempts, resumed_from: the checkpoint the current attempt started from, attempt_history), its place while it waits, and the latest value of each metric it reported."""
     return await run_tool("get_job", lambda b: _jobs.get_job(b, job=job))
 
 
@@ -132,6 +133,21 @@ async def get_job_logs(
 async def stop_job(job: JobHandle) -> Annotated[CallToolResult, StopOut]:
     """Stop a job (viewers are refused by the console); stopping a finished job reports it as such."""
     return await run_tool("stop_job", lambda b: _jobs.stop_job(b, job=job))
+
+
+async def pause_job(job: JobHandle) -> Annotated[CallToolResult, ControlOut]:
+    """Pause a job: a running one saves a checkpoint, stops and is held (status paused); a waiting one is held at once. It keeps its place in the queue and is not started until resume_job."""
+    return await run_tool("pause_job", lambda b: _jobs.pause_job(b, job=job))
+
+
+async def resume_job(job: JobHandle) -> Annotated[CallToolResult, ControlOut]:
+    """Resume a paused job: it goes back to the queue in its place and its next attempt starts from its latest checkpoint."""
+    return await run_tool("resume_job", lambda b: _jobs.resume_job(b, job=job))
+
+
+async def retry_job(job: JobHandle) -> Annotated[CallToolResult, ControlOut]:
+    """Run a failed or stopped job again, as the same job (same id, run folder and artifacts), from its latest checkpoint; any other status is refused (409)."""
+    return await run_tool("retry_job", lambda b: _jobs.retry_job(b, job=job))
 
 
 # ---- account --------------------------------------------------------------------------------------------------------
@@ -172,6 +188,9 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef(get_job, "Show a job"),
     ToolDef(get_job_logs, "Read a job's log"),
     ToolDef(stop_job, "Stop a job", read_only=False, destructive=True),
+    ToolDef(pause_job, "Pause a job", read_only=False),
+    ToolDef(resume_job, "Resume a paused job", read_only=False),
+    ToolDef(retry_job, "Retry a failed or stopped job", read_only=False, idempotent=False),
     ToolDef(get_quota, "Quota and usage"),
     ToolDef(cluster_status, "Cluster status"),
 )

@@ -17,6 +17,7 @@ from starforge.contract import Problem, ProfileEntry
 __all__ = [
     "AccountBody",
     "ClusterBody",
+    "ControlBody",
     "JobRowBody",
     "MetricSample",
     "StoppedBody",
@@ -25,6 +26,7 @@ __all__ = [
     "VerdictBody",
     "read_account",
     "read_cluster",
+    "read_control",
     "read_job_row",
     "read_metrics",
     "read_stopped",
@@ -166,6 +168,23 @@ class StoppedBody:
 def read_stopped(body: Mapping[str, Any]) -> StoppedBody:
     """Read the answer; `stopped` defaults to true."""
     return StoppedBody(bool(body.get("stopped", True)), str(body.get("status") or ""))
+
+
+@dataclass(frozen=True)
+class ControlBody:
+    """`POST /api/job/{pause,resume,retry}`: whether the job changed (`paused`, `resumed` or `retried`), its status
+    now, and the console's `message` when it gives one."""
+
+    done: bool
+    status: str
+    message: str
+
+
+def read_control(body: Mapping[str, Any], verb: str) -> ControlBody:
+    """Read the answer to `verb` (pause, resume, retry); the change (`paused`…) defaults to true, as `stopped`
+    does."""
+    done = {"pause": "paused", "resume": "resumed", "retry": "retried"}.get(verb, verb)
+    return ControlBody(bool(body.get(done, True)), str(body.get("status") or ""), str(body.get("message") or ""))
 
 
 def _epoch(value: Any) -> float | None:

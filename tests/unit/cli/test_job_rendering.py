@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from starforge.cli.cmd_job import age, sparkline
+from starforge.cli._job_text import age
+from starforge.cli.cmd_job import sparkline
 
 
 def test_sparkline_spans_the_range() -> None:

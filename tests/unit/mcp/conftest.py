@@ -34,7 +34,7 @@ from tests.integration import helpers
 URL = "http://console.test"
 KINDS = ("http", "stdio")
 COMMON = {"validate_jobspec", "explain_rejection", "list_recipes", "show_recipe", "submit_job", "list_jobs", "get_job",
-          "get_job_logs", "stop_job", "get_quota", "cluster_status"}
+          "get_job_logs", "stop_job", "pause_job", "resume_job", "retry_job", "get_quota", "cluster_status"}
 LAB = {"build_jobspec", "recipe_status"}
 _names = itertools.count()
 

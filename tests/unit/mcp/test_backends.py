@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import MCPError
 
+from starforge.console.services.jobs import attempts
+from starforge.console.store.models import Job
 from starforge.contract import CODES
 from starforge.mcp import MAX_LOG_BYTES
 from tests.integration import helpers
@@ -111,6 +114,59 @@ def test_submit_list_show_and_stop(world: World, kind: str) -> None:
     run(body)
 
 
+def test_pause_resume_and_retry(world: World, kind: str) -> None:
+    name, token = world.account("ctl")
+    spec = world.spec(token, exp="experiments/ctl")
+
+    async def body() -> None:
+        async with session(world, kind, token) as client:
+            job = (await call(client, "submit_job", {"spec": spec, "profile": "h200"}))["job_id"]  # waits: no h200
+            shown = await call(client, "get_job", {"job": job})
+            assert (shown["job"]["attempts"], shown["job"]["resumed_from"]) == (0, None)
+            assert "events" not in shown["job"] and shown["job"]["queue_position"] >= 1  # the detail, minus history
+            paused = await call(client, "pause_job", {"job": "ctl"})
+            assert (paused["job"], paused["action"], paused["done"], paused["status"]) == (job, "pause", True, "paused")
+            assert paused["paused"] is True
+            assert (await call(client, "get_job", {"job": job}))["job"]["status"] == "paused"
+            refused = await call(client, "retry_job", {"job": job}, ok=False)
+            assert refused["status"] == 409 and "only a failed or stopped job can be retried" in refused["detail"]
+            resumed = await call(client, "resume_job", {"job": job})
+            assert (resumed["done"], resumed["status"]) == (True, "queued")
+            assert (await call(client, "resume_job", {"job": job}))["done"] is False  # not paused: nothing to do
+            assert (await call(client, "stop_job", {"job": job}))["stopped"] is True
+            retried = await call(client, "retry_job", {"job": job})
+            assert (retried["action"], retried["retried"], retried["status"]) == ("retry", True, "queued")
+            assert (await call(client, "stop_job", {"job": job}))["stopped"] is True
+
+    run(body)
+
+
+def test_get_job_says_the_attempts_and_the_checkpoint_it_resumed_from(world: World, kind: str) -> None:
+    _name, token = world.account("att")
+    job = world.ended_job(token, "x\n", exp="experiments/att")
+    with world.rt.db.write() as db:  # two attempts, the second resumed from a checkpoint at step 20
+        row = db.get(Job, job)
+        assert row is not None
+        checkpoint = Path(row.run_dir) / "out" / "checkpoint-20"
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        attempts.begin_attempt(db, row, resume=None, now=100.0)
+        attempts.end_attempt(db, row, outcome="preempted", reason="preempted by r-x", now=150.0)
+        attempts.begin_attempt(db, row, resume=attempts.ResumePoint(checkpoint, 20), now=200.0)
+        attempts.end_attempt(db, row, outcome="stopped", reason="stopped", now=250.0)
+
+    async def body() -> None:
+        async with session(world, kind, token) as client:
+            result = await client.call_tool("get_job", {"job": job})
+            shown = dict(result.structured_content or {})["job"]
+            assert shown["attempts"] == 2 and shown["resume_step"] == 20
+            assert shown["resumed_from"].endswith("/out/checkpoint-20")
+            assert [a["outcome"] for a in shown["attempt_history"]] == ["preempted", "stopped"]
+            text = getattr(result.content[0], "text", "")
+            assert f"attempt 2, resumed from {shown['resumed_from']} at step 20" in text
+
+    run(body)
+
+
 def test_log_windows_of_an_ended_job(world: World, kind: str) -> None:
     _name, token = world.account("logs")
     job = world.ended_job(token, LOG)
@@ -165,7 +221,7 @@ def test_another_users_job_stays_invisible(world: World, kind: str) -> None:
     async def body() -> None:
         async with session(world, kind, other_token) as client:
             assert (await call(client, "list_jobs"))["jobs"] == []
-            for tool in ("get_job", "get_job_logs", "stop_job"):
+            for tool in ("get_job", "get_job_logs", "stop_job", "pause_job", "resume_job", "retry_job"):
                 error = await call(client, tool, {"job": job}, ok=False)
                 assert error["error"] == "NotFound" and "secret" not in str(error), (tool, error)
             with pytest.raises(MCPError):

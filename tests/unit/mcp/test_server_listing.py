@@ -44,6 +44,10 @@ def test_every_tool_has_a_description_an_input_schema_and_an_output_schema() -> 
     assert logs["max_bytes"]["maximum"] == 256 * 1024 and by_name["get_job_logs"].input_schema["required"] == ["job"]
     assert by_name["submit_job"].annotations.read_only_hint is False
     assert by_name["stop_job"].annotations.destructive_hint is True
+    for control in ("pause_job", "resume_job", "retry_job"):  # they change a job, and it can be undone
+        assert by_name[control].annotations.read_only_hint is False, control
+        assert by_name[control].annotations.destructive_hint is False, control
+    assert by_name["retry_job"].annotations.idempotent_hint is False  # a second retry is refused
     assert by_name["list_jobs"].annotations.read_only_hint is True
     assert {str(r.uri) for r in resources} == {"starforge://schema/jobspec", "starforge://catalog"}
     assert [t.uri_template for t in templates] == ["starforge://jobs/{id}/jobspec"]

@@ -4,7 +4,17 @@ router is `console.api.routers.web`."""
 
 from __future__ import annotations
 
-from .actions import approve_device, deny_device, review_device, set_disabled, set_role, stop_job
+from .actions import (
+    approve_device,
+    deny_device,
+    pause_job,
+    resume_job,
+    retry_job,
+    review_device,
+    set_disabled,
+    set_role,
+    stop_job,
+)
 from .admin_pages import admin_page
 from .apidocs import api_docs_page
 from .assets import Asset, asset
@@ -58,9 +68,12 @@ __all__ = [
     "jobs_live",
     "jobs_page",
     "local_path",
+    "pause_job",
     "quota_page",
     "recipes_page",
     "rejections_page",
+    "resume_job",
+    "retry_job",
     "review_device",
     "set_disabled",
     "set_role",

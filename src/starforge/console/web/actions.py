@@ -1,5 +1,5 @@
-"""What a web form does: stop a job, look up then approve or deny a CLI device login, change an account — each checks
-the session's CSRF token, then calls the same service as the API.
+"""What a web form does: stop, pause, resume or retry a job, look up then approve or deny a CLI device login, change
+an account — each checks the session's CSRF token, then calls the same service as the API.
 
 Tier: use case (the services called own their transactions; no HTTP here).
 """
@@ -15,7 +15,8 @@ from ..services.errors import Forbidden
 from ..services.jobs import control as job_control
 from .sessions import WebCaller, check_csrf
 
-__all__ = ["approve_device", "deny_device", "review_device", "set_disabled", "set_role", "stop_job"]
+__all__ = ["approve_device", "deny_device", "pause_job", "resume_job", "retry_job", "review_device", "set_disabled",
+           "set_role", "stop_job"]
 
 
 def stop_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
@@ -23,6 +24,26 @@ def stop_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str
     not see (`job_control.stop`)."""
     check_csrf(caller, csrf)
     return job_control.stop(rt, user=caller.user, ref=ref)
+
+
+def pause_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
+    """Pause a job from its page (a running one checkpoints, stops and is held): 403 without the session's CSRF
+    token or for a viewer, 404 for a job the caller may not see (`job_control.pause`)."""
+    check_csrf(caller, csrf)
+    return job_control.pause(rt, user=caller.user, ref=ref)
+
+
+def resume_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
+    """Put a paused job back in the queue from its page (`job_control.resume`; the same refusals)."""
+    check_csrf(caller, csrf)
+    return job_control.resume(rt, user=caller.user, ref=ref)
+
+
+def retry_job(rt: Runtime, caller: WebCaller, *, ref: str, csrf: str) -> dict[str, Any]:
+    """Run a failed or stopped job again from its page (`job_control.retry`; the same refusals, and 409 for a job
+    in any other status)."""
+    check_csrf(caller, csrf)
+    return job_control.retry(rt, user=caller.user, ref=ref)
 
 
 def review_device(rt: Runtime, caller: WebCaller, *, user_code: str, csrf: str, client: str) -> PendingLogin:

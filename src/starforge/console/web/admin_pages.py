@@ -22,8 +22,8 @@ from .pages import frame
 from .render import render
 from .sessions import WebCaller, check_csrf
 
-__all__ = ["FormAnswer", "FormView", "admin_page", "create_account", "create_token", "revoke_token", "set_maintenance",
-           "set_quota"]
+__all__ = ["FormAnswer", "FormView", "admin_only", "admin_page", "create_account", "create_token", "form_number",
+           "revoke_token", "set_maintenance", "set_quota"]
 
 # the caps of the quota table `sf admin quota set` sets (`cli/_quota_options.py`), as the `/api/admin/quotas` body
 # names them, in the order both show them; each an input of the quota form
@@ -61,7 +61,8 @@ class FormAnswer:
     location: str = ""
 
 
-def _admin_only(caller: WebCaller, csrf: str | None = None) -> None:
+def admin_only(caller: WebCaller, csrf: str | None = None) -> None:
+    """Refuse (403) anyone but an administrator, and a form without the session's CSRF token (`csrf` given)."""
     if csrf is not None:
         check_csrf(caller, csrf)
     if not roles.can_admin(caller.user):
@@ -95,7 +96,7 @@ def admin_page(rt: Runtime, caller: WebCaller, *, account: str = "", done: str =
     """Return the administrators' page (403 for anyone else): every account with its role, state and quota,
     maintenance mode, the form creating an account and, for the account asked for, its API tokens (revoke, create)
     and its quota form; `forms` are forms shown again with their problems."""
-    _admin_only(caller)
+    admin_only(caller)
     forms = forms or {}
     users = admin.list_users(rt)["users"]
     quotas = {u["username"]: admin.get_quota(rt, username=u["username"]) for u in users}
@@ -116,7 +117,7 @@ def admin_page(rt: Runtime, caller: WebCaller, *, account: str = "", done: str =
 def create_account(rt: Runtime, caller: WebCaller, *, values: dict[str, str], csrf: str) -> FormAnswer:
     """Create an account `{username, role, email}` (`admin.create_user`) and show its first API token once; a
     refused form is the admin page again with the problem at its field."""
-    _admin_only(caller, csrf)
+    admin_only(caller, csrf)
     values = {**values, "role": values.get("role") or "operator"}  # shown again, a blank role stays the default
     try:
         created = admin.create_user(rt, body=dict(values))
@@ -129,7 +130,7 @@ def create_account(rt: Runtime, caller: WebCaller, *, values: dict[str, str], cs
                                   secret=created["token"], about="its first API token"))
 
 
-def _number(text: str) -> Any:
+def form_number(text: str) -> Any:
     """Return a form's number as the API body carries it (int, else float); other text is sent as it is, for the
     service to refuse at its field."""
     try:
@@ -145,10 +146,10 @@ def create_token(rt: Runtime, caller: WebCaller, *, username: str, name: str, ex
                  csrf: str) -> FormAnswer:
     """Create an API token for `username` (`admin.create_token`, the body of `POST /api/admin/tokens`) and show its
     secret once; a refused form is the account's section again with the problem at its field."""
-    _admin_only(caller, csrf)
+    admin_only(caller, csrf)
     body: dict[str, Any] = {"username": username, "name": name}
     if expires_in.strip():
-        body["expires_in"] = _number(expires_in.strip())
+        body["expires_in"] = form_number(expires_in.strip())
     try:
         created = admin.create_token(rt, body=body)
     except (Rejected, NotFound) as refused:
@@ -161,7 +162,7 @@ def create_token(rt: Runtime, caller: WebCaller, *, username: str, name: str, ex
 
 def revoke_token(rt: Runtime, caller: WebCaller, *, token_id: str, csrf: str) -> FormAnswer:
     """Revoke an API token (`admin.revoke_token`; NotFound for no such token) and show its account again."""
-    _admin_only(caller, csrf)
+    admin_only(caller, csrf)
     revoked = admin.revoke_token(rt, token_id=token_id)
     return FormAnswer(303, location=_account_url(revoked["username"], "revoked"))
 
@@ -174,14 +175,14 @@ def set_quota(rt: Runtime, caller: WebCaller, *, username: str, values: dict[str
     """Set an account's quota from its form (`admin.set_quota`, the body of `POST /api/admin/quotas`): a blank number
     keeps its value, as `sf admin quota set` does for an option not given; profiles are a comma list (blank: every
     profile). A refused form is shown again with each problem at its field."""
-    _admin_only(caller, csrf)
+    admin_only(caller, csrf)
     body: dict[str, Any] = {"username": username}
     for key in QUOTA_FIELDS:
         text = values.get(key, "").strip()
         if key in _LISTS:
             body[key] = [name.strip() for name in text.split(",") if name.strip()]
         elif text:
-            body[key] = _number(text)
+            body[key] = form_number(text)
     try:
         admin.set_quota(rt, body=body)
     except (Rejected, NotFound) as refused:
@@ -193,7 +194,7 @@ def set_quota(rt: Runtime, caller: WebCaller, *, username: str, values: dict[str
 def set_maintenance(rt: Runtime, caller: WebCaller, *, on: bool, note: str, csrf: str) -> FormAnswer:
     """Turn maintenance mode on with `note` (`maintenance.drain`, as `POST /api/admin/maintenance/drain`) or off
     (`maintenance.resume`), then show the admin page again."""
-    _admin_only(caller, csrf)
+    admin_only(caller, csrf)
     if on:
         maintenance.drain(rt, by=caller.user.username, body={"note": note})
     else:

@@ -1,4 +1,5 @@
-"""Metric charts as SVG: one line chart per metric key, drawn on the server from `metrics.series_of` points.
+"""Metric charts as SVG: one line chart per metric key, drawn on the server from `metrics.series_of` points, with
+a labelled vertical mark at each step where a later attempt of the job resumed.
 
 Tier: shared (pure). The SVG is plain markup with no script and no external reference; its colours come from the
 page's stylesheet (`currentColor` and CSS classes), so the chart follows the light or dark theme. Long series are
@@ -8,13 +9,13 @@ thinned to at most `MAX_POINTS` points, keeping the first and the last.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["MAX_POINTS", "Chart", "charts_of", "line_chart"]
+__all__ = ["MAX_POINTS", "Chart", "Mark", "attempt_marks", "charts_of", "line_chart"]
 
 MAX_POINTS = 400
 _W, _H = 480, 200
@@ -29,6 +30,25 @@ class Chart:
     latest: float
     points: int
     svg: Markup
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A step to mark on every chart (where an attempt of the job resumed), with its label."""
+
+    step: float
+    label: str
+
+
+def attempt_marks(history: Sequence[Mapping[str, Any]]) -> list[Mark]:
+    """Return a mark at the resume step of each attempt after the first that resumed from a checkpoint (an attempt
+    that started over has its earlier points dropped, so there is nothing to mark)."""
+    marks = []
+    for attempt in history:
+        number, step = attempt.get("number"), attempt.get("resume_step")
+        if isinstance(number, int) and number > 1 and isinstance(step, int | float) and not isinstance(step, bool):
+            marks.append(Mark(float(step), f"attempt {number}"))
+    return marks
 
 
 def _label(value: float) -> str:
@@ -47,8 +67,9 @@ def _thin(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return kept
 
 
-def line_chart(key: str, points: Sequence[tuple[float, float]]) -> Markup:
-    """Return an SVG line chart of `(step, value)` points (in step order), with its axes' ranges labelled."""
+def line_chart(key: str, points: Sequence[tuple[float, float]], marks: Sequence[Mark] = ()) -> Markup:
+    """Return an SVG line chart of `(step, value)` points (in step order), with its axes' ranges labelled and a
+    dashed vertical line, labelled, at each mark inside the steps drawn."""
     pts = _thin(points)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
@@ -67,10 +88,19 @@ def line_chart(key: str, points: Sequence[tuple[float, float]]) -> Markup:
     if pts:
         cx, cy = at(*pts[-1])
         last = f'<circle class="chart-last" r="3" cx="{cx}" cy="{cy}"/>'
-    title = escape(key)
-    summary = escape(f"{key}: {len(points)} points, steps {_label(x0)} to {_label(x1)}, "
-                     f"values {_label(y0)} to {_label(y1)}")
     bottom = _H - _BOTTOM
+    shown = [m for m in marks if x0 <= m.step <= x1]
+    drawn = ""
+    for mark in shown:
+        x = at(mark.step, y1)[0]
+        right = float(x) > _W - _RIGHT - 60  # near the right edge: the label goes to the line's left
+        label_at = f'x="{float(x) + (-3 if right else 3):.1f}" y="{_TOP + 10}"' + (' text-anchor="end"' if right else "")
+        drawn += (f'<line class="chart-mark" x1="{x}" y1="{_TOP}" x2="{x}" y2="{bottom}"/>'
+                  f'<text class="chart-mark-label" {label_at}>{escape(mark.label)}</text>')
+    title = escape(key)
+    where = "; " + ", ".join(f"{m.label} from step {_label(m.step)}" for m in shown) if shown else ""
+    summary = escape(f"{key}: {len(points)} points, steps {_label(x0)} to {_label(x1)}, "
+                     f"values {_label(y0)} to {_label(y1)}{where}")
     return Markup(
         f'<svg class="chart" viewBox="0 0 {_W} {_H}" role="img" aria-label="{summary}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>'
@@ -79,17 +109,17 @@ def line_chart(key: str, points: Sequence[tuple[float, float]]) -> Markup:
         f'<text class="chart-tick" x="{_LEFT - 4}" y="{bottom}" text-anchor="end">{_label(y0)}</text>'
         f'<text class="chart-tick" x="{_LEFT}" y="{_H - 8}">{_label(x0)}</text>'
         f'<text class="chart-tick" x="{_W - _RIGHT}" y="{_H - 8}" text-anchor="end">step {_label(x1)}</text>'
-        f'<polyline class="chart-line" points="{line}"/>{last}</svg>'
+        f'{drawn}<polyline class="chart-line" points="{line}"/>{last}</svg>'
     )
 
 
-def charts_of(series: dict[str, list[list[Any]]]) -> list[Chart]:
-    """Return one chart per metric key (sorted by key) from `{key: [[step, value, ts], ...]}`; points without a
-    step are placed by their order."""
+def charts_of(series: dict[str, list[list[Any]]], marks: Sequence[Mark] = ()) -> list[Chart]:
+    """Return one chart per metric key (sorted by key) from `{key: [[step, value, ts], ...]}`, each with `marks`;
+    points without a step are placed by their order."""
     charts = []
     for key in sorted(series):
         raw = series[key]
         points = [(float(step) if step is not None else float(i), float(value))
                   for i, (step, value, _ts) in enumerate(raw)]
-        charts.append(Chart(key, points[-1][1] if points else math.nan, len(points), line_chart(key, points)))
+        charts.append(Chart(key, points[-1][1] if points else math.nan, len(points), line_chart(key, points, marks)))
     return charts

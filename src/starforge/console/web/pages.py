@@ -19,8 +19,8 @@ from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
 from ..services.jobs.queries import JobRow
-from ..services.jobs.rows import STATUSES, TERMINAL
-from .charts import charts_of
+from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
+from .charts import attempt_marks, charts_of
 from .render import render
 from .sessions import WebCaller, local_path
 
@@ -30,6 +30,7 @@ __all__ = [
     "device_review_page",
     "error_page",
     "frame",
+    "job_controls",
     "job_live",
     "job_page",
     "jobs_live",
@@ -89,29 +90,52 @@ def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
     view = job_reads.show(rt, user=caller.user, ref=ref)
     artifacts = job_reads.artifacts(rt, user=caller.user, ref=view["job_ref"])["artifacts"]
     series = job_reads.metrics(rt, user=caller.user, ref=view["job_ref"])["series"]
-    return {"job": view, "artifacts": artifacts, "charts": charts_of(series), "final": view["status"] in TERMINAL}
+    marks = attempt_marks(view.get("attempt_history") or [])
+    return {"job": view, "artifacts": artifacts, "charts": charts_of(series, marks), "final": view["status"] in TERMINAL}
+
+
+def job_controls(view: dict[str, Any], *, may_control: bool) -> tuple[str, ...]:
+    """Return the buttons a job's page offers, in order, for a caller who may control jobs (`roles.can_stop`):
+    pause (a waiting or placed job not already pausing), resume (a paused one, or one still pausing), retry (a
+    failed or stopped one), stop (any unfinished one). The services still decide; this only hides what would be
+    refused or do nothing."""
+    if not may_control:
+        return ()
+    status = view["status"]
+    asked = view.get("interrupt") or {}
+    pausing = asked.get("kind") == "pause"
+    shown = []
+    if (status in WAITING or status in ACTIVE) and not pausing:
+        shown.append("pause")
+    if status in HELD or pausing:
+        shown.append("resume")
+    if status in ("failed", "stopped"):
+        shown.append("retry")
+    if status not in TERMINAL:
+        shown.append("stop")
+    return tuple(shown)
 
 
 def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
-    """Return a job's page: summary, admission decision with warnings, status history, live log, metric charts,
-    artifacts, follow-up pipeline and, for those allowed, the stop button (NotFound for a job the caller may not
-    see)."""
+    """Return a job's page: summary, admission decision with warnings, attempts, status history, live log, metric
+    charts (each attempt's start marked), artifacts, follow-up pipeline and, for those allowed, the pause, resume,
+    retry and stop buttons (NotFound for a job the caller may not see)."""
     parts = _job_parts(rt, caller, ref)
     ref = parts["job"]["job_ref"]
     spec = job_reads.jobspec(rt, user=caller.user, ref=ref)
     decisions = job_reads.job_admissions(rt, user=caller.user, ref=ref)["admissions"]
     return render("job.html", **frame(caller, "jobs"), **parts, decisions=decisions,
                   spec=json.dumps(spec, indent=2, sort_keys=True),
-                  can_stop=roles.can_stop(caller.user) and not parts["final"])
+                  controls=job_controls(parts["job"], may_control=roles.can_stop(caller.user)))
 
 
 def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
     """Return what a job's page refreshes while it runs: `{status, final, message}` and, as HTML, its facts,
-    charts, status history and artifacts."""
+    charts, attempts, status history and artifacts."""
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
     return {"status": job["status"], "final": parts["final"], "message": job.get("message") or "",
-            **{name: render(f"_{name}.html", **parts) for name in ("facts", "charts", "history", "artifacts")}}
+            **{name: render(f"_{name}.html", **parts) for name in ("facts", "charts", "attempts", "history", "artifacts")}}
 
 
 def rejections_page(rt: Runtime, caller: WebCaller, *, limit: int = 50) -> str:

@@ -21,6 +21,7 @@ from .._handles import LOOKUP_LIMIT, resolve_handle
 from .._shapes import (
     Account,
     Cluster,
+    Controlled,
     JobRow,
     LogWindow,
     MetricValue,
@@ -134,6 +135,12 @@ class ClientBackend:
         return resolve_handle(self.jobs(LOOKUP_LIMIT), handle)
 
     @translated()
+    def job_detail(self, ref: str) -> JobRow:
+        """Return the job with its attempts and queue place (`GET /api/job`)."""
+        found = self.console.job_detail(ref)
+        return JobRow.of(found.raw, terminal=found.terminal, succeeded=found.succeeded)
+
+    @translated()
     def latest_metrics(self, ref: str) -> dict[str, MetricValue]:
         """Return the latest value of each metric (`GET /api/jobs/{ref}/metrics`)."""
         return latest_metrics(self.console.metrics(ref).raw)
@@ -148,6 +155,21 @@ class ClientBackend:
     def stop(self, ref: str) -> Stopped:
         """Stop the job (`POST /api/job/stop`)."""
         return Stopped.from_body(ref, self.console.stop(ref).raw)
+
+    @translated()
+    def pause(self, ref: str) -> Controlled:
+        """Pause the job (`POST /api/job/pause`)."""
+        return Controlled.from_body(ref, "pause", self.console.pause(ref).raw)
+
+    @translated()
+    def resume(self, ref: str) -> Controlled:
+        """Resume the paused job (`POST /api/job/resume`)."""
+        return Controlled.from_body(ref, "resume", self.console.resume(ref).raw)
+
+    @translated()
+    def retry(self, ref: str) -> Controlled:
+        """Retry the failed or stopped job (`POST /api/job/retry`)."""
+        return Controlled.from_body(ref, "retry", self.console.retry(ref).raw)
 
     @translated()
     def jobspec(self, ref: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ __all__ = [
     "QUOTA",
     "REFRESH_TOKEN",
     "REGISTER_DATA",
+    "SHARE_WEIGHT",
     "SUBMISSION",
     "USER_CODE",
     "NEW_TOKEN",
@@ -63,6 +64,7 @@ FOLLOWUP = _json({"action": {"enum": ["export", "eval"]}, "benchmarks": {"type":
 PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
 INGEST = _json({"run_id": _TEXT}, ("run_id",))
 MAINTENANCE_DRAIN = _json({"note": _TEXT})
+SHARE_WEIGHT = _json({"weight": {"type": "number", "exclusiveMinimum": 0}}, ("weight",))
 PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}
 DATASET_PUSH = {"requestBody": {"required": True, "content": _GZIP,
                                 "description": "a gzip tar of the dataset's files (a single file or a folder)"}}

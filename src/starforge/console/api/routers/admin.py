@@ -1,5 +1,5 @@
-"""Administrator endpoints: users and roles, API tokens, quotas, maintenance mode, data-asset registration; and the
-data lists any user reads."""
+"""Administrator endpoints: users and roles, API tokens, quotas, fair-share weights, maintenance mode, data-asset
+registration; and the data lists any user reads."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from ...services import maintenance
 from ...services.accounts import admin
 from ...services.accounts.credentials import UserView
 from ...services.context import Runtime
+from ...services.quota import share_admin
 from ...services.registries import assets
 from ..body import read_json_object
 from ..deps import current_admin, current_user, refuse_nul_parameters, runtime
-from ._openapi import MAINTENANCE_DRAIN, NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA
+from ._openapi import MAINTENANCE_DRAIN, NEW_TOKEN, NEW_USER, QUOTA, REGISTER_DATA, SHARE_WEIGHT
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
@@ -82,6 +83,21 @@ async def set_quota(request: Request, _admin: UserView = Depends(current_admin),
 def get_quota(username: str, _admin: UserView = Depends(current_admin), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return an account's quota."""
     return admin.get_quota(rt=rt, username=username)
+
+
+@router.get("/api/admin/shares")
+def list_shares(_admin: UserView = Depends(current_admin), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return every account's fair share: weight, share of each series, decayed usage (GPU-hours), what it holds and
+    borrows beyond its share, and its waiting jobs."""
+    return share_admin.show_shares(rt=rt)
+
+
+@router.put("/api/admin/shares/{username}", openapi_extra=SHARE_WEIGHT)
+async def set_share(username: str, request: Request, _admin: UserView = Depends(current_admin),
+                    rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Set an account's fair-share weight `{weight}` (a number above 0; 2 is entitled to twice the share of 1)."""
+    body = await read_json_object(request)
+    return await run_in_threadpool(share_admin.set_share, rt=rt, username=username, body=body)
 
 
 @router.get("/api/admin/maintenance")

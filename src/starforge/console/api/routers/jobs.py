@@ -1,4 +1,5 @@
-"""Submission and job endpoints: `POST /api/jobs` (gzip + X-Forge-Meta, or multipart), list, show, stop."""
+"""Submission and job endpoints: `POST /api/jobs` (gzip + X-Forge-Meta, or multipart), list, show, and control
+(stop, pause, resume, retry: `POST /api/job/{action}?id=` as the wire has them, and `POST /api/jobs/{ref}/{action}`)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,43 @@ def job(id: str = "", user: UserView = Depends(current_user), rt: Runtime = Depe
 def stop(id: str = "", user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Stop a job; stopping a finished job answers `stopped: false` with its status."""
     return job_control.stop(rt=rt, user=user, ref=id)
+
+
+@router.post("/api/job/pause")
+def pause(id: str = "", user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Pause a job: a waiting one is held at once, a running one checkpoints, stops and is held (`paused`, its place
+    in the queue kept) until resumed; `paused: false` when there was nothing to pause."""
+    return job_control.pause(rt=rt, user=user, ref=id)
+
+
+@router.post("/api/job/resume")
+def resume(id: str = "", user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Put a paused job back in the queue in its place (or cancel a pause still under way)."""
+    return job_control.resume(rt=rt, user=user, ref=id)
+
+
+@router.post("/api/job/retry")
+def retry(id: str = "", user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Run a failed or stopped job again, as the same job, from its latest checkpoint; 409 for any other status."""
+    return job_control.retry(rt=rt, user=user, ref=id)
+
+
+@router.post("/api/jobs/{ref}/pause")
+def pause_job(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """`POST /api/job/pause?id=` with the job in the path."""
+    return job_control.pause(rt=rt, user=user, ref=ref)
+
+
+@router.post("/api/jobs/{ref}/resume")
+def resume_job(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """`POST /api/job/resume?id=` with the job in the path."""
+    return job_control.resume(rt=rt, user=user, ref=ref)
+
+
+@router.post("/api/jobs/{ref}/retry")
+def retry_job(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """`POST /api/job/retry?id=` with the job in the path."""
+    return job_control.retry(rt=rt, user=user, ref=ref)
 
 
 @router.post("/api/jobs/cancel-all")

@@ -24,7 +24,7 @@ from ...services.jobs import artifact_downloads
 from ...services.jobs.queries import MAX_LIST_LIMIT
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, sweep_pages
+from ...web import admin_pages, share_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -167,6 +167,30 @@ def job_stop(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
     return _redirect(f"/ui/jobs/{outcome['job_ref']}")
 
 
+@router.post("/ui/jobs/{ref}/pause")
+def job_pause(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+              rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Pause a job from its page, then show the page again."""
+    outcome = web.pause_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
+@router.post("/ui/jobs/{ref}/resume")
+def job_resume(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+               rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Resume a paused job from its page, then show the page again."""
+    outcome = web.resume_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
+@router.post("/ui/jobs/{ref}/retry")
+def job_retry(ref: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+              rt: Runtime = Depends(runtime)) -> RedirectResponse:
+    """Retry a failed or stopped job from its page, then show the page again."""
+    outcome = web.retry_job(rt, caller, ref=ref, csrf=csrf)
+    return _redirect(f"/ui/jobs/{outcome['job_ref']}")
+
+
 @router.get("/ui/rejections")
 def rejections(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """The caller's recent admission decisions."""
@@ -300,6 +324,20 @@ def admin_maintenance(on: bool = Form(False), note: str = Form("", max_length=50
                       caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
     """Turn maintenance mode on (with a note) or off (administrators only; CSRF checked)."""
     return _answer(admin_pages.set_maintenance(rt, caller, on=on, note=note, csrf=csrf))
+
+
+@router.get("/ui/admin/shares")
+def admin_shares(done: str = Query("", max_length=20), caller: web.WebCaller = Caller,
+                 rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The fair-share page: each account's weight, share, usage and borrowing (administrators only)."""
+    return _page(share_pages.shares_page(rt, caller, done=done))
+
+
+@router.post("/ui/admin/shares")
+def admin_set_share(username: str = Form(""), weight: str = Form("", max_length=64), csrf: str = Form(""),
+                    caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Set an account's fair-share weight (administrators only; CSRF checked)."""
+    return _answer(share_pages.set_weight(rt, caller, username=username, weight=weight, csrf=csrf))
 
 
 @router.get("/ui/static/{name}")

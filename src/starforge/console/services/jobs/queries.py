@@ -70,6 +70,7 @@ def job_view(db: Session, job: Job) -> dict[str, Any]:
         "parent": job.parent_id or None,
         "action": job.action or None,
         "sweep_id": job.sweep_id or None,
+        "attempts": job.attempts or 0,  # starts so far (a preempted, paused or restarted job starts again)
     }
     if job.executor_ref:  # the engine that took the job, and its own id for it (Slurm job id, Ray submission id)
         view["executor"], view["engine_ref"] = ref_parts(job.executor_ref)

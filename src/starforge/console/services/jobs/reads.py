@@ -22,6 +22,7 @@ from ..registries import artifacts as artifact_registry
 from ..sweeps.rows import find_sweep
 from . import metrics as metric_store
 from . import queries as job_queries
+from .attempt_views import attempt_fields
 from .rows import STATUSES, TERMINAL
 
 __all__ = ["admissions", "artifacts", "job_admissions", "jobspec", "list_job_rows", "list_jobs", "log_state", "metrics",
@@ -66,10 +67,13 @@ def _check_sweep(db: Session, user: UserView, where: job_queries.JobFilter) -> N
 
 
 def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
-    """Return one job row with its status history and warnings."""
+    """Return one job row with its status history, warnings, its attempts (`attempt_views.attempt_fields`) and,
+    while it waits, its place in the queue."""
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
         view = job_queries.job_view(db, job)
+        run_dir = Path(job.run_dir or ".")  # `attempt_fields` asks only for a job that has a run folder
+        view.update(attempt_fields(db, job, lambda engine_ref: rt.job_paths(run_dir, engine_ref).out))
         view["events"] = job_queries.events_of(db, job)
         view["warnings"] = json.loads(job.warnings_json or "[]")
         view["validations"] = []

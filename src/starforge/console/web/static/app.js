@@ -54,14 +54,13 @@ function liveJob(head) {
     setStatus(head.querySelector("[data-status]"), body.status);
     const message = document.querySelector("p[data-message]");
     if (message) message.textContent = body.message;
-    for (const part of ["facts", "charts", "history", "artifacts"]) {
+    for (const part of ["facts", "charts", "attempts", "history", "artifacts"]) {
       const section = document.getElementById(part);
       if (section && section.innerHTML !== body[part]) section.innerHTML = body[part];  // rendered and escaped by the console
     }
     if (body.final) {
       head.dataset.final = "true";
-      const stop = head.querySelector("[data-stop]");
-      if (stop) stop.remove();
+      for (const control of head.querySelectorAll("[data-stop]")) control.remove();  // pause, resume, stop
       return 0;
     }
     return 1000;
