@@ -15,7 +15,9 @@ down_revision = '0005'
 branch_labels = None
 depends_on = None
 
-_JOB_COLUMNS = (
+def _job_columns() -> tuple[sa.Column, ...]:  # type: ignore[type-arg]
+    """Return the new columns of `jobs` (new objects each call: a column belongs to one table)."""
+    return (
     sa.Column('attempts', sa.Integer(), nullable=False, server_default='0'),
     sa.Column('max_restarts', sa.Integer(), nullable=False, server_default='0'),
     sa.Column('restarts', sa.Integer(), nullable=False, server_default='0'),
@@ -25,13 +27,13 @@ _JOB_COLUMNS = (
     sa.Column('resumed_from', sa.Text(), nullable=False, server_default=''),
     sa.Column('resume_step', sa.Integer(), nullable=True),
     sa.Column('attempt_started_at', sa.Float(), nullable=True),
-)
+    )
 
 
 def upgrade() -> None:
     with op.batch_alter_table('jobs', schema=None) as batch_op:
-        for column in _JOB_COLUMNS:
-            batch_op.add_column(column.copy())
+        for column in _job_columns():
+            batch_op.add_column(column)
     op.execute("UPDATE jobs SET attempts = 1, attempt_started_at = started_at WHERE started_at IS NOT NULL")
     op.create_table('job_attempts',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -72,5 +74,5 @@ def downgrade() -> None:
     op.drop_table('shares')
     op.drop_table('job_attempts')
     with op.batch_alter_table('jobs', schema=None) as batch_op:
-        for column in reversed(_JOB_COLUMNS):
+        for column in reversed(_job_columns()):
             batch_op.drop_column(column.name)
