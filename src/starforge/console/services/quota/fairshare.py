@@ -56,6 +56,7 @@ class ShareBook:
         self._capacity = dict(capacity)
         self._demand: dict[str, set[int]] = {series: set(users) for series, users in demand.items()}
         self._total = {series: sum(map(self.weight, users)) for series, users in self._demand.items()}
+        self._shares: dict[tuple[int, str], float] = {}  # computed shares, until the accounts with demand change
         self.version = 0  # moves on every `assume`: what was decided on the book before may differ now
 
     def weight(self, user_id: int) -> float:
@@ -83,11 +84,14 @@ class ShareBook:
     def share(self, user_id: int, series: str) -> float:
         """Return the slots of `series` the account is entitled to: capacity × weight / Σ weights of the accounts
         with demand there (its own counted even when it has none: what it would get if it asked)."""
-        weight = self.weight(user_id)
-        total = self._total.get(series, 0.0)
-        if user_id not in self._demand.get(series, ()):
-            total += weight
-        return self._capacity.get(series, 0) * weight / total if total > 0 else 0.0
+        found = self._shares.get((user_id, series))
+        if found is None:
+            weight = self.weight(user_id)
+            total = self._total.get(series, 0.0)
+            if user_id not in self._demand.get(series, ()):
+                total += weight
+            found = self._shares[(user_id, series)] = self._capacity.get(series, 0) * weight / total if total else 0.0
+        return found
 
     def borrowed(self, user_id: int, series: str) -> float:
         """Return the GPUs the account holds on `series` beyond its share (0 when within it)."""
@@ -101,6 +105,7 @@ class ShareBook:
             if user_id not in users:
                 users.add(user_id)
                 self._total[series] = self._total.get(series, 0.0) + self.weight(user_id)
+                self._shares.clear()
         self.version += 1
 
 
@@ -117,11 +122,17 @@ def fair_order(waiting: Iterable[J], book: ShareBook) -> Iterator[J]:
     heap = [(*book.key(user_id, queue[0][1].series_gpus), queue[0][0], user_id) for user_id, queue in queues.items()]
     heapq.heapify(heap)
     while heap:
-        user_id = heap[0][3]
+        usage, allocation, _position, user_id = heap[0]
         queue = queues[user_id]
-        yield queue.popleft()[1]
-        if queue:
-            position, head = queue[0]
-            heapq.heapreplace(heap, (*book.key(user_id, head.series_gpus), position, user_id))
-        else:
+        job = queue.popleft()[1]
+        version = book.version
+        yield job
+        if not queue:
             heapq.heappop(heap)
+            continue
+        position, head = queue[0]
+        if book.version == version and (head.series_gpus is job.series_gpus
+                                        or head.series_gpus.keys() == job.series_gpus.keys()):
+            heapq.heapreplace(heap, (usage, allocation, position, user_id))  # nothing was placed: the same key
+        else:
+            heapq.heapreplace(heap, (*book.key(user_id, head.series_gpus), position, user_id))
