@@ -7,7 +7,8 @@ Order of the checks in `decide` (the first that fails names the reason the job w
 2. a sweep with a parallel limit (`sf sweep --max-parallel K`) has fewer than K of its jobs placed;
 3. the account's concurrent GPUs, then concurrent jobs, stay within its quota (`policy.gpus_wait`,
    `policy.jobs_wait`);
-4. no job of the same or higher priority is already waiting for capacity on one of the job's series (FIFO);
+4. no job of the same or higher priority is already waiting for capacity on one of the job's series (FIFO; with
+   a `positional` snapshot, no earlier job at all: the scheduler's fair order is not a priority order);
 5. every series has enough free slots for all of the job's pools at once (all pools or none).
 
 Tier: query (`take_snapshot` runs over the caller's session, inside the capacity lock the caller holds; the rest is
@@ -100,6 +101,9 @@ class Snapshot:
     user_jobs: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     waiting: dict[str, int] = field(default_factory=dict)  # series -> highest priority waiting for capacity
     sweep_jobs: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))  # sweep -> placed jobs
+    # True: decisions come in an order that is not by priority (fair share), so a job waiting for capacity holds
+    # back every later job on its series, whatever their priority
+    positional: bool = False
 
 
 class JobShape(Protocol):
@@ -211,10 +215,15 @@ def assume(snap: Snapshot, demand: Demand) -> None:
         snap.used[series] = snap.used.get(series, 0) + count
 
 
+_EVERY = 2**31  # a waiting level no priority passes: every later job queues behind
+
+
 def block(snap: Snapshot, demand: Demand) -> None:
-    """Record that `demand` waits for capacity, so jobs of lower or equal priority queue behind it."""
+    """Record that `demand` waits for capacity, so jobs of lower or equal priority queue behind it (every later
+    job, on a `positional` snapshot)."""
+    level = _EVERY if snap.positional else demand.priority
     for series in demand.series_gpus:
-        snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), demand.priority)
+        snap.waiting[series] = max(snap.waiting.get(series, -(2**31)), level)
 
 
 def place(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
@@ -222,7 +231,8 @@ def place(snap: Snapshot, demand: Demand) -> tuple[Fit, str]:
 
     The one placement step: the submission writer places a new job with it and the scheduler a waiting one, each
     in queue order on one snapshot per batch or cycle. A job that fits is assumed (the next decision counts it); a
-    job that waits for capacity (busy, or behind the queue) blocks the jobs of its priority or lower on its series;
+    job that waits for capacity (busy, or behind the queue) blocks the jobs of its priority or lower on its series
+    (every later job on a `positional` snapshot);
     any other verdict (a cap, a sweep limit, no capacity at all) books nothing, so later jobs may still fit.
     """
     fit, reason = decide(snap, demand)
