@@ -170,8 +170,8 @@ class ShareLine:
 
 
 def report(db: Session, *, settings: Settings, capacity: Mapping[str, int], now: float) -> list[ShareLine]:
-    """Return the fair share of every account with a weight, a usage, or a placed, running or waiting job, by
-    username; each mapping has every series of the deployment and of the account's usage."""
+    """Return the fair share of every enabled account, and of any other with a weight, a usage, or a placed, running or
+    waiting job, by username; each mapping has every series of the deployment and of the account's usage."""
     shapes: dict[str, dict[str, int]] = {}
     waiting_rows = list(db.connection().execute(_WAITING_SHAPES))
     waiting_count: defaultdict[int, int] = defaultdict(int)
@@ -181,17 +181,17 @@ def report(db: Session, *, settings: Settings, capacity: Mapping[str, int], now:
     shares = book(db, fair_share=settings.fair_share, capacity=capacity, now=now, active=active,
                   waiting=((user_id, series_of(text, shapes)) for user_id, text, _count in waiting_rows), shapes=shapes)
     usage = stored_usage(db, now=now, half_life=settings.fair_share.half_life_seconds)
-    series_of: defaultdict[int, set[str]] = defaultdict(set)
+    used_series: defaultdict[int, set[str]] = defaultdict(set)
     for user_id, series in usage:
-        series_of[user_id].add(series)
+        used_series[user_id].add(series)
     for row in active:
-        series_of[row.user_id].update(series_of(row.series_gpus, shapes))
-    accounts = set(series_of) | set(waiting_count) | set(weights(db))
-    names = dict(db.connection().execute(select(User.id, User.username).where(User.id.in_(accounts)))) \
-        if accounts else {}
+        used_series[row.user_id].update(series_of(row.series_gpus, shapes))
+    names = {user_id: name for user_id, name in db.connection().execute(
+        select(User.id, User.username).where(User.disabled.is_(False)))}
+    accounts = set(used_series) | set(waiting_count) | set(weights(db)) | set(names)
     lines = []
     for user_id in accounts:
-        every = sorted(set(capacity) | series_of[user_id])
+        every = sorted(set(capacity) | used_series[user_id])
         lines.append(ShareLine(
             user_id=user_id, username=names.get(user_id, ""), weight=shares.weight(user_id),
             share={series: round(shares.share(user_id, series), 3) for series in every},
