@@ -7,7 +7,8 @@ does not exist for the caller: `find_job` answers NotFound, never Forbidden.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -15,10 +16,13 @@ from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
 from ....wire import ref_parts
+from ...scheduling_config import FairShareSettings
 from ...store.models import Job, JobEvent
 from ..accounts import roles
 from ..accounts.view import UserView
 from ..errors import NotFound
+from ..quota import shares
+from ..quota.fairshare import fair_order
 from .rows import QUEUE_ORDER, TERMINAL, WAITING
 
 __all__ = ["MAX_LIST_LIMIT", "JobFilter", "JobRow", "events_of", "find_job", "job_view", "queue_place",
@@ -149,14 +153,29 @@ def _like_literal(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def queue_place(db: Session, job: Job) -> tuple[int, int] | None:
+class _Queued(NamedTuple):
+    """A waiting job as the fair order reads it."""
+
+    id: str
+    user_id: int
+    series_gpus: dict[str, int]
+
+
+def queue_place(db: Session, job: Job, *, fair_share: FairShareSettings | None = None,
+                capacity: Mapping[str, int] | None = None) -> tuple[int, int] | None:
     """Return a waiting job's place among the jobs waiting for its profile, in the order the scheduler serves them
-    (`jobs.QUEUE_ORDER`), and how many wait, counting every account's jobs; None for a job not waiting."""
+    (with `fair_share` on: the fair order of `fairshare.fair_order` on the share book of now; else `QUEUE_ORDER`),
+    and how many wait, counting every account's jobs; None for a job not waiting."""
     if job.status not in WAITING:
         return None
-    queue = list(db.scalars(select(Job.id).where(Job.status.in_(WAITING), Job.profile == job.profile)
-                            .order_by(*QUEUE_ORDER)))
-    return queue.index(job.id) + 1, len(queue)
+    rows = db.execute(select(Job.id, Job.user_id, Job.series_gpus)
+                      .where(Job.status.in_(WAITING), Job.profile == job.profile).order_by(*QUEUE_ORDER))
+    queue = [_Queued(job_id, user_id, json.loads(series or "{}")) for job_id, user_id, series in rows]
+    if fair_share is not None and fair_share.enabled:
+        book = shares.book(db, fair_share=fair_share, capacity=capacity or {}, now=time.time())
+        queue = list(fair_order(queue, book))
+    ids = [queued.id for queued in queue]
+    return ids.index(job.id) + 1, len(ids)
 
 
 def find_job(db: Session, user: UserView, ref: str) -> Job:

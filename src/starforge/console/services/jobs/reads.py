@@ -77,7 +77,7 @@ def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         view["events"] = job_queries.events_of(db, job)
         view["warnings"] = json.loads(job.warnings_json or "[]")
         view["validations"] = []
-        place = job_queries.queue_place(db, job)
+        place = job_queries.queue_place(db, job, fair_share=rt.settings.fair_share, capacity=rt.capacity)
         if place is not None:  # a waiting job: where it stands in the queue the scheduler serves
             view["queue_position"], view["queue_length"] = place
         return view
