@@ -17,12 +17,13 @@ from sqlalchemy import select
 from starforge.console.app import build_console
 from starforge.console.scheduler import ManualClock, Scheduler
 from starforge.console.scheduler.claim import LEASE_SECONDS, claim, load
+from starforge.console.scheduling_config import FairShareSettings, PreemptionSettings
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.context import Runtime
 from starforge.console.services.jobs.rows import build_job, create_job, set_status, stop_job
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
-from starforge.console.store.models import Job, JobEvent
+from starforge.console.store.models import Artifact, Job, JobEvent
 from starforge.contract import parse_or_raise
 from starforge.engines import Isolation, LocalExecutor
 from starforge.engines.runtimes import Runtimes
@@ -194,3 +195,123 @@ def test_a_cycle_measures_its_phases_on_the_clock_without_waiting(world: World,
     caplog.set_level("INFO", logger="starforge.scheduler")
     scheduler.cycle()  # the clock does not move: each phase took 0.0 ms of it
     assert "place: 1 job(s) in 0.0 ms" in caplog.text
+
+
+# ---- the place phase with fair share and preemption ----------------------------------------------------------------
+
+def _account(world: World, name: str) -> accounts.UserView:
+    with world.rt.db.write() as db:
+        user = accounts.create_user(db, name)
+        quota.set_quota(db, user, {"max_concurrent_gpus": 0, "max_concurrent_jobs": 0}, world.rt.settings.quota)
+        return user
+
+
+def _add(world: World, user: accounts.UserView, *, status: str = "queued", priority: int = 0,
+         sweep: str = "") -> str:
+    """Add a 1-slot h200 job of `user` in `status` (running: its attempt started at the clock's time), submitted
+    a second after the one before."""
+    world.clock.advance(1)
+    spec = parse_or_raise(replace_pools(DOC, 1))
+    with world.rt.db.write() as db:
+        job = create_job(db, build_job(user_id=user.id, username=user.username, spec=spec, exp="experiments/toy",
+                                       profile="h200", priority=priority, meta={}, resolved={}, package_sha="",
+                                       sweep_id=sweep))
+        job.submitted_at = world.clock.now()
+        set_status(db, job, "queued", reason="admitted")  # for nothing yet: the next placement says what
+        if status == "running":
+            set_status(db, job, "submitted", reason="placed")
+            set_status(db, job, "running", reason="started")
+            job.attempts, job.attempt_started_at = 1, world.clock.now()
+        return job.id
+
+
+def _end(world: World, job_id: str, status: str = "succeeded") -> None:
+    with world.rt.db.write() as db:
+        job = db.get(Job, job_id)
+        assert job is not None
+        set_status(db, job, status, reason="ended")
+        job.interrupt = ""
+
+
+def _with(world: World, **settings: Any) -> World:
+    return replace(world, rt=replace(world.rt, settings=replace(world.rt.settings, **settings)))
+
+
+@pytest.mark.parametrize("fair", [True, False])
+def test_a_slot_that_frees_goes_to_the_account_with_less_usage_not_to_the_longest_queue(world: World,
+                                                                                          fair: bool) -> None:
+    world = _with(world, fair_share=FairShareSettings(enabled=fair))
+    bob = _account(world, "bob")
+    alice_jobs = [_add(world, world.user, status="running", sweep="s1") for _ in range(2)]
+    world.clock.advance(600)
+    alice_jobs += [_add(world, world.user, sweep="s1") for _ in range(4)]
+    world.clock.advance(60)
+    bobs = _add(world, bob)
+    assert world.scheduler().place() == 0  # both slots busy
+    world.clock.advance(600)
+    _end(world, alice_jobs[0])
+    assert world.scheduler().place() == 1
+    placed = [job_id for job_id in (*alice_jobs[2:], bobs) if world.row(job_id).status == "submitted"]
+    assert placed == ([bobs] if fair else [alice_jobs[2]])  # off: today's order, first come first served
+    waiting = world.row(alice_jobs[3] if fair else bobs)
+    assert (waiting.status, waiting.reason) == ("queued", "waiting behind earlier jobs for h200 capacity")
+
+
+def test_a_higher_priority_job_preempts_exactly_one_lower_priority_job_once(world: World) -> None:
+    world = _with(world, preemption=PreemptionSettings(policy="priority", grace_seconds=90))
+    bob = _account(world, "bob")
+    older = _add(world, world.user, status="running")
+    world.clock.advance(300)
+    younger = _add(world, world.user, status="running")
+    world.clock.advance(60)
+    urgent = _add(world, bob, priority=5)
+    world.clock.advance(10)
+    assert world.scheduler().place() == 0
+    victim, spared, waiting = world.row(younger), world.row(older), world.row(urgent)
+    assert (victim.interrupt, victim.interrupt_by, victim.interrupt_at) == ("preempt", urgent, world.clock.now())
+    assert victim.status == "running" and victim.reason == (
+        f"preempted by {urgent} (priority 5 > 0): saving a checkpoint, then stopping within 90 s")
+    assert spared.interrupt == ""  # the older attempt would lose more work
+    assert (waiting.status, waiting.waiting_for, waiting.reason) == (
+        "queued", "capacity", "waiting for 1 preempted job(s) to checkpoint and stop")
+    world.clock.advance(30)
+    assert world.scheduler().place() == 0  # the victim is still saving: no second one
+    assert world.row(older).interrupt == "" and world.row(younger).interrupt_at == world.clock.now() - 30
+    assert world.last_event_at(urgent) == world.clock.now() - 30  # not rewritten either
+    _end(world, younger, "queued")  # it stopped (the watch phase requeues it in its place)
+    world.clock.advance(5)
+    assert world.scheduler().place() == 1
+    assert world.row(urgent).status == "submitted" and world.row(younger).status == "queued"
+
+
+def test_the_victim_is_the_job_with_the_latest_checkpoint(world: World) -> None:
+    world = _with(world, preemption=PreemptionSettings(policy="priority"))
+    bob = _account(world, "bob")
+    checkpointed = _add(world, world.user, status="running")
+    world.clock.advance(300)
+    younger = _add(world, world.user, status="running")
+    world.clock.advance(200)
+    with world.rt.db.write() as db:
+        db.add(Artifact(run_id=checkpointed, kind="checkpoint", path="ckpt/step-10", step=10,
+                        created_at=world.clock.now() - 10))
+    urgent = _add(world, bob, priority=1)
+    world.scheduler().place()
+    assert (world.row(checkpointed).interrupt, world.row(younger).interrupt) == ("preempt", "")
+    assert world.row(urgent).reason == "waiting for 1 preempted job(s) to checkpoint and stop"
+
+
+def test_without_preemption_nothing_is_interrupted_and_a_paused_job_is_not_placed(world: World) -> None:
+    bob = _account(world, "bob")
+    running = [_add(world, world.user, status="running") for _ in range(2)]
+    urgent = _add(world, bob, priority=5)
+    paused = _add(world, bob, priority=9)
+    with world.rt.db.write() as db:
+        job = db.get(Job, paused)
+        assert job is not None
+        set_status(db, job, "paused", reason="paused by bob")
+    assert world.scheduler().place() == 0
+    assert [world.row(job_id).interrupt for job_id in running] == ["", ""]
+    assert world.row(urgent).reason == "capacity: 2 of 2 h200 slots busy; it starts when one frees"
+    _end(world, running[0])
+    assert world.scheduler().place() == 1
+    assert (world.row(urgent).status, world.row(paused).status) == ("submitted", "paused")

@@ -1,9 +1,10 @@
 """The scheduler: place waiting jobs on capacity, launch placed jobs, and watch running ones until they end.
 
 One cycle (`cycle.Scheduler`), in three phases, each its own module and each logging its duration:
-1. place (`place`): under the capacity lock, every waiting job in queue order is checked against the daily budget
-   again and placed on one snapshot with `capacity.place` (the submission writer's placement step); the new
-   statuses are committed at once;
+1. place (`place`): under the capacity lock, every waiting job, in fair order (`quota.fairshare`; off: queue
+   order), is checked against the daily budget again and placed on one snapshot with `capacity.place` (the
+   submission writer's placement step) — or, preemption on, may ask running jobs to checkpoint and stop
+   (`quota.preemption`); the new statuses are committed at once;
 2. launch (`launch`): placed jobs are claimed with a lease (`claim`), each loaded once into a frozen `ClaimedJob`
    that runtime planning, preparation (`prepare`, `plan`) and the engine's start all read; a job whose runtime is
    not built yet is `preparing` while a worker thread builds it;

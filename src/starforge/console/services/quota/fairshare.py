@@ -25,7 +25,7 @@ def decayed(value: float, since: float, now: float, half_life: float) -> float:
     """Return `value`, measured at `since`, decayed to `now` (halved every `half_life` seconds; never grown)."""
     if now <= since or half_life <= 0:
         return value
-    return value * 0.5 ** ((now - since) / half_life)
+    return float(value * 0.5 ** ((now - since) / half_life))
 
 
 class Queued(Protocol):

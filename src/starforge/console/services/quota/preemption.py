@@ -154,6 +154,9 @@ class Preemptor:
         stopping — or None when it needs none (it fits the free slots) or no preemption would let it start (then
         nothing is counted for it)."""
         need = demand.series_gpus
+        shape = (demand.user_id, demand.priority, tuple(need.items()))
+        if self._hopeless.get(shape) == self._version:
+            return None  # as hopeless as the same account's job of the same shape was, nothing claimed since
         capacity, used, claimed = self._snap.capacity, self._snap.used, self._claimed
         free: dict[str, int] = {}
         short: dict[str, int] = {}
@@ -163,9 +166,6 @@ class Preemptor:
                 short[series] = count - slots
         if not short:
             return None
-        shape = (demand.user_id, demand.priority, tuple(need.items()))
-        if self._hopeless.get(shape) == self._version:
-            return None  # as hopeless as the same account's job of the same shape was, nothing claimed since
         within = self._fair and book is not None and self._within(demand, book)
         if not within and (not self._by_lowest or self._by_lowest[0][0] >= demand.priority):
             pending = self._pending

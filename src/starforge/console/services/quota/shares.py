@@ -104,9 +104,10 @@ def book(db: Session, *, fair_share: FairShareSettings, capacity: Mapping[str, i
             if start is not None:
                 usage[(row.user_id, series)] += count * max(0.0, now - start)
     if waiting is None:
-        waiting = ((user_id, series_of(text, shapes)) for user_id, text, _count in db.connection().execute(_WAITING_SHAPES))
-    for user_id, series_gpus in waiting:
-        for series in series_gpus:
+        waiting = [(user_id, series_of(text, shapes))
+                   for user_id, text, _count in db.connection().execute(_WAITING_SHAPES)]
+    for user_id, asked in waiting:
+        for series in asked:
             demand[series].add(user_id)
     return ShareBook(weights=weights(db), default_weight=fair_share.default_weight, usage=usage,
                      allocation=allocation, capacity=capacity, demand=demand)
@@ -178,8 +179,8 @@ def report(db: Session, *, settings: Settings, capacity: Mapping[str, int], now:
     for user_id, _text, count in waiting_rows:
         waiting_count[user_id] += count
     active = active_jobs(db)
-    shares = book(db, fair_share=settings.fair_share, capacity=capacity, now=now, active=active,
-                  waiting=((user_id, series_of(text, shapes)) for user_id, text, _count in waiting_rows), shapes=shapes)
+    current = book(db, fair_share=settings.fair_share, capacity=capacity, now=now, active=active, shapes=shapes,
+                   waiting=((user_id, series_of(text, shapes)) for user_id, text, _count in waiting_rows))
     usage = stored_usage(db, now=now, half_life=settings.fair_share.half_life_seconds)
     used_series: defaultdict[int, set[str]] = defaultdict(set)
     for user_id, series in usage:
@@ -193,10 +194,10 @@ def report(db: Session, *, settings: Settings, capacity: Mapping[str, int], now:
     for user_id in accounts:
         every = sorted(set(capacity) | used_series[user_id])
         lines.append(ShareLine(
-            user_id=user_id, username=names.get(user_id, ""), weight=shares.weight(user_id),
-            share={series: round(shares.share(user_id, series), 3) for series in every},
-            usage_gpu_hours={series: round(shares.usage(user_id, series) / 3600, 3) for series in every},
-            allocated={series: shares.allocation(user_id, series) for series in every},
-            borrowed={series: round(shares.borrowed(user_id, series), 3) for series in every},
+            user_id=user_id, username=names.get(user_id, ""), weight=current.weight(user_id),
+            share={series: round(current.share(user_id, series), 3) for series in every},
+            usage_gpu_hours={series: round(current.usage(user_id, series) / 3600, 3) for series in every},
+            allocated={series: current.allocation(user_id, series) for series in every},
+            borrowed={series: round(current.borrowed(user_id, series), 3) for series in every},
             waiting_jobs=waiting_count[user_id]))
     return sorted(lines, key=lambda line: (line.username, line.user_id))
