@@ -105,7 +105,7 @@ from ._resume import (
     RESUME_FROM_VARIABLE,
     RESUME_STEP_VARIABLE,
 )
-from ._run_log import RUN_LOG, open_run_log, run_log_path
+from ._run_log import ATTEMPT_MARK, RUN_LOG, open_run_log, run_log_path
 
 __all__ = [
     "ACTION_CHECKPOINT",
@@ -114,6 +114,7 @@ __all__ = [
     "ARTIFACT_KINDS",
     "ASSIGN",
     "AccountBody",
+    "ATTEMPT_MARK",
     "ATTEMPT_VARIABLE",
     "ArtifactGlobs",
     "CHANNEL_DIR",

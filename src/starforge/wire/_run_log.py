@@ -13,9 +13,11 @@ import stat
 from pathlib import Path
 from typing import Final
 
-__all__ = ["RUN_LOG", "open_run_log", "run_log_path"]
+__all__ = ["ATTEMPT_MARK", "RUN_LOG", "open_run_log", "run_log_path"]
 
 RUN_LOG: Final = "output.log"  # `<run>/logs/output.log`: the job's stdout and stderr
+# how the console starts a later attempt's part of the log: `[starforge] ──── attempt N of <run> (…): … ────`
+ATTEMPT_MARK: Final = "[starforge] ──── attempt "
 _SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 

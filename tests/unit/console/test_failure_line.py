@@ -87,3 +87,11 @@ def test_forge_launch_s_refusal_to_start_is_the_reason_without_its_prefix(tmp_pa
     log = ("[forge-launch] refusing to start: the launch plan is unreadable\n"
            "[forge-launch]   - plan.argv: must be a list [plan_invalid]\n")
     assert failure_line(_run(tmp_path, log)) == "refusing to start: the launch plan is unreadable"
+
+
+def test_a_later_attempt_fails_for_its_own_reason_never_the_previous_attempts(tmp_path: Path) -> None:
+    second = ("\n[starforge] ──── attempt 2 of r-x (attempt 1 failed: exit code 1: ValueError: …): resuming from "
+              "checkpoint-4 (step 4) ────\n[forge-launch] job started (pid 9)\n")
+    assert failure_reason(3, _run(tmp_path, _TRACEBACK + second)) == "exit code 3"
+    assert failure_reason(3, _run(tmp_path, _TRACEBACK + second + "OSError: disk full\n")) == (
+        "exit code 3: OSError: disk full")

@@ -31,6 +31,7 @@ from ...engines import JobPaths, LaunchRequest, Limits, Mount, PoolShape
 from ...engines.runtimes import JobRuntime
 from ...recipes import Recipe
 from ...wire import (
+    ATTEMPT_MARK,
     ATTEMPT_VARIABLE,
     INGEST_ROOT,
     JOBSPEC_FILE,
@@ -195,7 +196,7 @@ def _attempt_line(run_id: str, attempt: Attempt) -> str:
     else:
         step = f" (step {attempt.resume.step})" if attempt.resume.step is not None else ""
         start = f"resuming from {attempt.resume.path.name}{step}"
-    return f"\n[starforge] ──── attempt {attempt.number} of {run_id}{ended}: {start} ────\n"
+    return f"\n{ATTEMPT_MARK}{attempt.number} of {run_id}{ended}: {start} ────\n"
 
 
 def prepare_run(

@@ -3,7 +3,8 @@
 The scheduler builds a failed job's reason (`sf job status`, the API's `message`, the web page) as `exit code N:
 <line>`. The line is, in the last 64 KiB of the run's log (opened without following links: the job writes its logs
 folder): the exception line of the last Python traceback (`ValueError: …`), else the last line that names an error
-(`error`, `failed`, `killed`, …), never `forge-launch`'s own closing line. Absolute paths are cut to their last
+(`error`, `failed`, `killed`, …), never `forge-launch`'s own closing line; of a later attempt, only the log after
+the console's line that starts it (`wire.ATTEMPT_MARK`). Absolute paths are cut to their last
 component (`…/config.json`), so the console's folders never reach the reason; the line is kept to 300 characters.
 
 Tier: query (reads a file of the run; no database).
@@ -15,6 +16,7 @@ import os
 import re
 from pathlib import Path
 
+from ....wire import ATTEMPT_MARK
 from ....wire import open_run_log as open_log
 from ..logs.store import log_path
 
@@ -85,6 +87,9 @@ def failure_line(run_dir: str | Path) -> str:
     if not text:
         return ""
     lines = [_clean(line) for line in text.splitlines()]
+    marks = [i for i, line in enumerate(lines) if line.startswith(ATTEMPT_MARK)]
+    if marks:  # a later attempt: only its own part of the log says why it failed
+        lines = lines[marks[-1] + 1:]
     found = _exception_line(lines) or _error_line(lines)
     return _bounded(found) if found else ""
 
