@@ -47,8 +47,8 @@ ENGINES = [pytest.param("local"), pytest.param("slurm", marks=pytest.mark.slurm)
            pytest.param("ray", marks=pytest.mark.ray)]
 SLURM_SERIES = {"cpu": {"gres": "none"}}
 GRACE = 20  # preemption.grace_seconds: a job asked to checkpoint is stopped by its engine after this
-SFT_STEPS = 30  # the SFT job's max_steps; a checkpoint every SFT_SAVE steps, a loss point every step
-SFT_SAVE = 5
+SFT_STEPS = 200  # the SFT job's max_steps: the tiny model trains ~13 steps a second here, so it is asked mid-run
+SFT_SAVE = 10
 JOB_TIMEOUT = 600  # a deadline for one job to reach an awaited state (never reached when things work)
 
 # A resumable trainer for `custom/custom` jobs: a loss point per step, a checkpoint (registered at once) every

@@ -51,6 +51,16 @@ def test_what_an_ended_attempt_means(fields: dict[str, object], status: str, los
     assert ending.waiting_for == ("capacity" if ending.status == "queued" else "")
 
 
+def test_a_job_that_finished_its_training_when_asked_too_late_succeeds() -> None:
+    asked = _job(interrupt="preempt")
+    done = attempts.next_step(asked, status="succeeded", reason="exit code 0", lost=False, limit=False, after_loss=0,
+                              finished=True)
+    assert (done.status, done.outcome) == ("succeeded", "succeeded")
+    failed = attempts.next_step(asked, status="failed", reason="x", lost=False, limit=False, after_loss=0,
+                                finished=True)
+    assert failed.status == "queued"  # only a success that registered its model counts as finished
+
+
 def test_the_reasons_say_what_happens_next() -> None:
     preempted = attempts.next_step(_job(interrupt="preempt", interrupt_by="r-2"), status="succeeded", reason="",
                                    lost=False, limit=False, after_loss=0)

@@ -96,8 +96,10 @@ class Watcher:
                 return
             job.exit_code = state.exit_code
             status, reason = _outcome(job, state)
+            finished = bool(job.interrupt) and status == "succeeded" and attempts.completed(db, job)
             ending = attempts.next_step(job, status=status, reason=reason, lost=state.state == "lost",
-                                        limit=bool(state.reason), after_loss=self.rt.settings.restarts.after_loss)
+                                        limit=bool(state.reason), after_loss=self.rt.settings.restarts.after_loss,
+                                        finished=finished)
             attempts.end_attempt(db, job, outcome=ending.outcome, reason=reason, now=now)
             self._charge(db, job, now)
             revoke_run_tokens(db, job.id, now=now)

@@ -19,12 +19,12 @@ from pathlib import Path
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ....wire import KIND_CHECKPOINT
+from ....wire import KIND_CHECKPOINT, KIND_MODEL
 from ...store.models import Artifact, Job, JobAttempt, MetricPoint
 from ..registries.artifacts import inside_out_folder
 
-__all__ = ["Ending", "ResumePoint", "begin_attempt", "drop_replayed", "end_attempt", "history", "next_step",
-           "resume_point"]
+__all__ = ["Ending", "ResumePoint", "begin_attempt", "completed", "drop_replayed", "end_attempt", "history",
+           "next_step", "resume_point"]
 
 
 @dataclass(frozen=True)
@@ -102,14 +102,27 @@ def history(db: Session, job_id: str) -> list[JobAttempt]:
     return list(db.scalars(select(JobAttempt).where(JobAttempt.job_id == job_id).order_by(JobAttempt.number)))
 
 
-def next_step(job: Job, *, status: str, reason: str, lost: bool, limit: bool, after_loss: int) -> Ending:
+def completed(db: Session, job: Job) -> bool:
+    """Return whether the current attempt of `job` registered its final model (it finished its training, even when
+    it was asked to checkpoint too late to stop early)."""
+    since = job.attempt_started_at if job.attempt_started_at is not None else 0.0
+    return db.scalar(select(Artifact.id).where(Artifact.run_id == job.id, Artifact.kind == KIND_MODEL,
+                                               Artifact.created_at >= since).limit(1)) is not None
+
+
+def next_step(job: Job, *, status: str, reason: str, lost: bool, limit: bool, after_loss: int,
+              finished: bool = False) -> Ending:
     """Return what the attempt of `job` that ended with `status` and `reason` means for the job.
 
     `lost`: the job's process, node or console vanished; `limit`: the engine ended it for exceeding a limit (never
-    restarted: it would exceed it again). A stop on request always ends the job; an interrupt (preempt, pause) puts
-    it back whatever its exit; a failure restarts within the job's `max_restarts` (a loss within `after_loss`)."""
+    restarted: it would exceed it again); `finished`: the attempt registered its final model (`completed`). A stop on
+    request always ends the job; an interrupt (preempt, pause) puts it back whatever its exit, unless it succeeded
+    having finished its training; a failure restarts within the job's `max_restarts` (a loss within
+    `after_loss`)."""
     if job.stop_requested:
         return Ending("stopped", reason, "stopped")
+    if job.interrupt and status == "succeeded" and finished:
+        return Ending("succeeded", reason, "succeeded")
     if job.interrupt == "preempt":
         by = f" by {job.interrupt_by}" if job.interrupt_by else ""
         return Ending("queued", f"preempted{by}; it resumes from its latest checkpoint when capacity frees",
