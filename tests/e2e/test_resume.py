@@ -299,7 +299,7 @@ def one_slot(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     args: tuple[str, ...] = ()
     if name == "slurm":
         env = _slurm_env()
-        config["executors"] = {"slurm": {"series": SLURM_SERIES, "capacity": {"cpu": 1}}}
+        config["executors"] = {"slurm": {"series": SLURM_SERIES, "capacity": {"cpu": 1}}}  # one slot of the cluster
         args = ("--executor", "slurm")
     elif name == "ray":
         address = require_service("Ray", "RAY_ADDRESS", "run `scripts/services.sh up`")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["known_block"]
+__all__ = ["known_block", "slot_counts"]
 
 
 def known_block(raw: Any, path: str, known: Sequence[str]) -> dict[Any, Any]:
@@ -24,3 +24,11 @@ def known_block(raw: Any, path: str, known: Sequence[str]) -> dict[Any, Any]:
     if unknown:
         raise ValueError(f"{path}: unknown keys {', '.join(sorted(map(str, unknown)))} (known: {listed})")
     return raw
+
+
+def slot_counts(raw: Any, path: str) -> dict[str, int]:
+    """Return `raw` read as slots per series (`{h200: 16}`: whole numbers ≥ 0); raise ValueError at `path` otherwise."""
+    if not isinstance(raw, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                            for v in raw.values()):
+        raise ValueError(f"{path}: must map series to whole numbers of slots, e.g. {{h200: 16}}")
+    return {str(k): v for k, v in raw.items()}

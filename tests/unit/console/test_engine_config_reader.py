@@ -21,7 +21,7 @@ READERS: list[tuple[str, Callable[[Any], Any], str]] = [
      "address, series_resources, cpu_series, ray_frameworks, shared_runtime, capacity"),
     ("executors.slurm", slurm_settings_from,
      "series, time_limit_hours, sbatch_options, ray_frameworks, runtime_root, container, ray_port, master_port, "
-     "ray_wait_seconds, sandbox, network"),
+     "ray_wait_seconds, sandbox, network, capacity"),
     ("kuberay", kuberay_config_from,
      "namespace, image, service_account, gpu_resource, cpu_series, node_selectors, ttl_seconds_after_finished, "
      "storage_root, storage_claim"),

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config_reader import known_block
+from ..config_reader import known_block, slot_counts
 from ..slurm.config import RAY_FRAMEWORKS
 
 __all__ = ["RaySettings", "ray_settings_from"]
@@ -87,9 +87,5 @@ def ray_settings_from(raw: Any) -> RaySettings:
             raise ValueError("executors.ray.shared_runtime: must be true or false")
         values["shared_runtime"] = raw["shared_runtime"]
     if "capacity" in raw:
-        capacity = raw["capacity"]
-        if not isinstance(capacity, dict) or not all(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in capacity.values()):
-            raise ValueError("executors.ray.capacity: must map series to whole numbers of slots, e.g. {h200: 16}")
-        values["capacity"] = {str(k): v for k, v in capacity.items()}
+        values["capacity"] = slot_counts(raw["capacity"], "executors.ray.capacity")
     return RaySettings(**values)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..config_reader import known_block
+from ..config_reader import known_block, slot_counts
 from ..jobnet import EGRESS, network_mode
 
 __all__ = ["CONTAINER_MODES", "RAY_FRAMEWORKS", "RESERVED_OPTIONS", "SlurmSeries", "SlurmSettings",
@@ -26,7 +26,7 @@ _WORD = re.compile(r"[A-Za-z0-9_.,:@+/\[\]-]+")  # a value safe on an `#SBATCH` 
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)(?:=([A-Za-z0-9_.,:@+/\[\]=-]+))?")
 _SERIES_KEYS = ("partition", "constraint", "account", "qos", "gres", "gpus_per_node")
 _KNOWN = ("series", "time_limit_hours", "sbatch_options", "ray_frameworks", "runtime_root", "container", "ray_port",
-          "master_port", "ray_wait_seconds", "sandbox", "network")
+          "master_port", "ray_wait_seconds", "sandbox", "network", "capacity")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class SlurmSettings:
     ray_wait_seconds: int = 300  # how long the Ray bootstrap waits for every node to join
     sandbox: bool = True  # start each job in the bubblewrap job sandbox on its nodes (not Ray worlds, not containers)
     network: str = EGRESS  # none | egress: what a sandboxed job's own network namespace reaches on its node (`jobnet`)
+    capacity: Mapping[str, int] = field(default_factory=dict)  # slots per series, instead of what sinfo counts
 
     def series_for(self, name: str) -> SlurmSeries:
         """Return the configuration of series `name` (unconfigured: its slots are GPUs counted as GRES `gpu`)."""
@@ -166,4 +167,6 @@ def slurm_settings_from(raw: Any) -> SlurmSettings:
     if values.get("sandbox", True) and values.get("container", "none") != "none":
         raise ValueError(f"executors.slurm.container: {values['container']} cannot run inside the job sandbox: set "
                          "executors.slurm.sandbox: off to make the container the jobs' only isolation")
+    if "capacity" in raw:
+        values["capacity"] = slot_counts(raw["capacity"], "executors.slurm.capacity")
     return SlurmSettings(**values)

@@ -152,7 +152,10 @@ class SlurmExecutor:
 
     # starting ------------------------------------------------------------------------------------------------
     def capacity(self) -> dict[str, int]:
-        """Return the slots of each configured series: its GRES count (or CPUs) over every node of its partition."""
+        """Return the slots of each configured series: its GRES count (or CPUs) over every node of its partition, or
+        what `executors.slurm.capacity` says instead."""
+        if self.settings.capacity:
+            return dict(self.settings.capacity)
         done = self._run("sinfo", "-h", "-N", "-o", "%N|%P|%G|%c")
         if done.returncode != 0:
             raise ExecutorError(f"sinfo failed: {self._message(done)}")
