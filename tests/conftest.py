@@ -23,7 +23,7 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 # few seconds at most and keep their collection order behind these. Only the order depends on these figures.
 UNIT_SECONDS: dict[str, float] = {
     "tests/e2e/test_trl.py": 145,
-    "tests/e2e/test_resume.py": 115,
+    "tests/e2e/test_resume.py": 90,
     "tests/compat/test_official_client.py": 110,
     "tests/integration/test_executor_conformance.py": 81,
     "tests/integration/test_hostile_schemathesis.py": 70,

@@ -46,8 +46,8 @@ RUNTIME = "trl-1.10.0"
 ENGINES = [pytest.param("local"), pytest.param("slurm", marks=pytest.mark.slurm),
            pytest.param("ray", marks=pytest.mark.ray)]
 SLURM_SERIES = {"cpu": {"gres": "none"}}
-GRACE = 20  # preemption.grace_seconds: a job asked to checkpoint is stopped by its engine after this
-SFT_STEPS = 200  # the SFT job's max_steps: the tiny model trains ~13 steps a second here, so it is asked mid-run
+GRACE = 8  # preemption.grace_seconds: a job asked to checkpoint is stopped by its engine after this (it asks every 1 s)
+SFT_STEPS = 80  # the SFT job's max_steps: the tiny model trains ~13 steps a second here, so it is asked mid-run
 SFT_SAVE = 10
 JOB_TIMEOUT = 600  # a deadline for one job to reach an awaited state (never reached when things work)
 
