@@ -47,8 +47,8 @@ ENGINES = [pytest.param("local"), pytest.param("slurm", marks=pytest.mark.slurm)
            pytest.param("ray", marks=pytest.mark.ray)]
 SLURM_SERIES = {"cpu": {"gres": "none"}}
 GRACE = 8  # preemption.grace_seconds: a job asked to checkpoint is stopped by its engine after this (it asks every 1 s)
-SFT_STEPS = 80  # the SFT job's max_steps: the tiny model trains ~13 steps a second here, so it is asked mid-run
-SFT_SAVE = 10
+SFT_STEPS = 50  # the SFT job's max_steps: the tiny model trains ~13 steps a second here, so it is asked mid-run
+SFT_SAVE = 5
 JOB_TIMEOUT = 600  # a deadline for one job to reach an awaited state (never reached when things work)
 
 # A resumable trainer for `custom/custom` jobs: a loss point per step, a checkpoint (registered at once) every
