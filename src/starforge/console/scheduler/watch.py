@@ -25,7 +25,7 @@ from ..services.jobs import attempts
 from ..services.jobs.failure_line import failure_reason
 from ..services.jobs.followups import create_followups
 from ..services.jobs.interrupts import grace_over
-from ..services.jobs.rows import set_status
+from ..services.jobs.rows import set_status, start_again
 from ..services.quota import shares
 from ..store.models import Job, JobAttempt
 from .clock import Clock
@@ -127,11 +127,7 @@ class Watcher:
         """Put `job` back in the queue (or hold it paused) as the same job: its next attempt resumes."""
         if ending.restart:
             job.restarts += 1
-        job.executor_ref = ""
-        job.stop_requested = False
-        job.interrupt, job.interrupt_at, job.interrupt_by = "", None, ""
-        job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
-        set_status(db, job, ending.status, reason=ending.reason, waiting_for=ending.waiting_for, at=now)
+        start_again(db, job, ending.status, reason=ending.reason, waiting_for=ending.waiting_for, at=now)
 
     def reconcile(self) -> None:
         """After a restart: re-attach live jobs and finish the ones that ended or vanished while we were away.

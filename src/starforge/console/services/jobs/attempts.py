@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from ....wire import KIND_CHECKPOINT, KIND_MODEL
 from ...store.models import Artifact, Job, JobAttempt, MetricPoint
 from ..registries.artifacts import inside_out_folder
+from .rows import clear_interrupt
 
 __all__ = ["Ending", "ResumePoint", "begin_attempt", "completed", "drop_replayed", "end_attempt", "history",
            "next_step", "resume_point"]
@@ -81,7 +82,7 @@ def begin_attempt(db: Session, job: Job, *, resume: ResumePoint | None, now: flo
     job.attempt_started_at = now
     job.resumed_from = str(resume.path) if resume is not None else ""
     job.resume_step = resume.step if resume is not None else None
-    job.interrupt, job.interrupt_at, job.interrupt_by = "", None, ""
+    clear_interrupt(job)
     db.add(JobAttempt(job_id=job.id, number=number, started_at=now, outcome="", reason="",
                       resumed_from=job.resumed_from, resume_step=job.resume_step, gpus=job.requested_gpus,
                       executor_ref=""))

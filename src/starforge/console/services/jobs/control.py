@@ -14,7 +14,7 @@ from ..accounts.credentials import UserView
 from ..context import Runtime
 from ..errors import Conflict, Forbidden
 from .queries import find_job, unfinished_jobs
-from .rows import HELD, WAITING, interrupt_job, set_status, stop_job
+from .rows import HELD, WAITING, clear_interrupt, interrupt_job, set_status, start_again, stop_job
 
 __all__ = ["cancel_all", "pause", "resume", "retry", "stop"]
 
@@ -79,7 +79,7 @@ def resume(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         if job.status in HELD:
             set_status(db, job, "queued", reason=f"resumed by {user.username}", waiting_for="capacity")
         elif job.interrupt == "pause" and job.status in ("submitted", "running"):
-            job.interrupt, job.interrupt_at, job.interrupt_by = "", None, ""
+            clear_interrupt(job)
             set_status(db, job, job.status, reason=f"the pause was cancelled by {user.username}")
         else:
             changed = False
@@ -97,13 +97,9 @@ def retry(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         if job.status not in ("failed", "stopped"):
             raise Conflict(f"job {job.id} is {job.status}; only a failed or stopped job can be retried"
                            + (" (`sf job resume` for a paused one)" if job.status in HELD else ""))
-        job.executor_ref = ""
-        job.stop_requested, job.stop_reason = False, ""
         job.restarts = 0
-        job.interrupt, job.interrupt_at, job.interrupt_by = "", None, ""
-        job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
-        set_status(db, job, "queued", reason=f"retried by {user.username}; it resumes from its latest checkpoint",
-                   waiting_for="capacity")
+        start_again(db, job, "queued", reason=f"retried by {user.username}; it resumes from its latest checkpoint",
+                    waiting_for="capacity")
         status = job.status
     rt.wake()
     return {"retried": True, "status": status, "job_ref": job.id}

@@ -31,7 +31,9 @@ __all__ = [
     "INTERRUPTS",
     "build_job",
     "create_job",
+    "clear_interrupt",
     "interrupt_job",
+    "start_again",
     "new_run_id",
     "series_demand",
     "set_status",
@@ -187,6 +189,22 @@ def interrupt_job(db: Session, job: Job, kind: str, *, by: str, reason: str, at:
         raise ValueError(f"unknown interrupt {kind!r}")
     job.interrupt, job.interrupt_at, job.interrupt_by = kind, at, by[:255]
     set_status(db, job, job.status, reason=reason, at=at)
+
+
+def clear_interrupt(job: Job) -> None:
+    """Forget a checkpoint-and-stop asked of `job` (it was cancelled, or its attempt ended)."""
+    job.interrupt, job.interrupt_at, job.interrupt_by = "", None, ""
+
+
+def start_again(db: Session, job: Job, status: str, *, reason: str, waiting_for: str = "",
+                at: float | None = None) -> None:
+    """Put a job whose attempt ended back in the queue (`queued`) or hold it (`paused`), as the same job: no engine
+    ref, no lease, no stop or interrupt asked; its next attempt resumes from its latest checkpoint."""
+    job.executor_ref = ""
+    job.stop_requested, job.stop_reason = False, ""
+    clear_interrupt(job)
+    job.lease_owner, job.lease_token, job.lease_expires_at = "", "", None
+    set_status(db, job, status, reason=reason, waiting_for=waiting_for, at=at)
 
 
 def stop_job(db: Session, job: Job, reason: str) -> bool:
