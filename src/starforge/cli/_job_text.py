@@ -112,6 +112,10 @@ def status_text(job: Job, table: Table, now: float | None = None) -> str:
     engine, engine_ref = row.get("executor"), row.get("engine_ref")
     if isinstance(engine, str) and isinstance(engine_ref, str):
         lines.append(("engine", f"{engine} {engine_ref}"))
+    image, digest = row.get("image"), row.get("image_digest")
+    if isinstance(image, str) and image:
+        lines.append(("image", f"{image} ({digest})" if isinstance(digest, str) and digest else
+                      f"{image} (not pulled yet)"))
     why = reason(job)
     if why:
         lines.append(("reason", why))

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from .. import __version__
 from ..engines.base import JobPaths
+from ..engines.images import Images
 from ..engines.isolation import Isolation
 from ..engines.routing import Engines
 from ..engines.runtimes import Runtimes
@@ -44,6 +45,7 @@ from .background import build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, console_identity, load_served_catalog
+from .scheduler.records import image_digests_in_use
 from .services.accounts.cache import AccountCache
 from .services.context import Runtime, wake
 from .services.jobs.submission_writer import SubmissionWriter
@@ -119,7 +121,8 @@ def build_console(settings: Settings, *, opened: Opened | None = None, isolation
         place_due=place_due,
     )
     return Console(runtime=runtime, isolation=isolation, engines=engines,
-                   runtimes=runtimes or Runtimes(settings.runtimes))
+                   runtimes=runtimes or Runtimes(settings.runtimes),
+                   images=Images(settings.images, in_use=functools.partial(image_digests_in_use, runtime)))
 
 
 def _job_paths(engines: Engines | None, isolation: Isolation) -> Callable[[Path, str], JobPaths]:
@@ -166,6 +169,8 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
             for loop in loops:
                 loop.stop()
             built.runtimes.shutdown()  # builds under way are started again by the next console (their jobs wait)
+            if built.images is not None:
+                built.images.shutdown()  # so are pulls
             rt.db.dispose()
 
     app = FastAPI(

@@ -62,6 +62,6 @@ def start_background(console: Console) -> list[BackgroundLoop]:
 
     assert console.engines is not None, "a console without engines runs no background work"
     rt = console.runtime
-    loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes), rt.settings.scheduler_interval)
+    loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes, images=console.images), rt.settings.scheduler_interval)
     loop.start()
     return [loop]

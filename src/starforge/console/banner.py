@@ -27,4 +27,6 @@ def sandbox_banner(settings: Settings, isolation: Isolation) -> str:
             clauses.append("slurm jobs: NOT sandboxed (executors.slurm.sandbox: off)")
     if "ray" in engines:
         clauses.append("ray jobs: NOT sandboxed (they run as the Ray cluster's own user)")
+    if not settings.images.run:
+        clauses.append("images: NOT run (images.run: false): jobs that name an image run on this machine's system")
     return "; ".join(clauses) or "job sandbox: no engine"

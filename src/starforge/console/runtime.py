@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..engines.images import Images
 from ..engines.isolation import Isolation
 from ..engines.routing import Engines
 from ..engines.runtimes import Runtimes
@@ -33,6 +34,7 @@ class Console:
     isolation: Isolation
     engines: Engines | None
     runtimes: Runtimes  # recipe runtimes: plans, the cache, the build workers
+    images: Images | None = None  # job images: the cache, the registries' access, the pull workers (None: the scheduler's own)
 
 
 def console_identity(state_dir: Path) -> str:

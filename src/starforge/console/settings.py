@@ -12,6 +12,7 @@ from starforge.contract import ProfileEntry
 from starforge.wire.quota_fields import QuotaCaps
 
 from ..engines import registry
+from ..engines.images.config import ImageSettings, image_settings_from
 from ..engines.isolation import IsolationConfig
 from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
 from ..engines.ray.config import RaySettings
@@ -72,6 +73,10 @@ def user_cache_dir() -> Path:
     return (Path(base) if base.strip() else Path.home() / ".cache").expanduser().resolve() / "starforge"
 
 
+def _default_images() -> ImageSettings:
+    return ImageSettings(cache_dir=user_cache_dir() / "images")
+
+
 def _default_runtimes() -> RuntimeSettings:
     cache = user_cache_dir()
     return RuntimeSettings(cache_dir=cache / "runtimes", hub_cache=cache / "hub")
@@ -117,6 +122,7 @@ class Settings:
     # ("refuse"), unless its submitter allows it to wait; "queue" admits it as `pending` (capacity that appears later)
     unplaceable: str = "refuse"
     runtimes: RuntimeSettings = field(default_factory=_default_runtimes)  # recipe runtimes and the hub cache
+    images: ImageSettings = field(default_factory=_default_images)  # `images:`: the image cache and registries
     kuberay: KubeRayConfig = field(default_factory=KubeRayConfig)  # `kuberay:`: how RayJob manifests render
     fair_share: FairShareSettings = field(default_factory=FairShareSettings)  # `fair_share:`: the queue's order
     preemption: PreemptionSettings = field(default_factory=PreemptionSettings)  # `preemption:`: off by default
@@ -290,6 +296,11 @@ def _check_caches(settings: Settings) -> None:
     if hub == runtimes or hub.is_relative_to(runtimes) or runtimes.is_relative_to(hub):
         raise SettingsError(f"runtimes.hub_cache ({hub}) and runtimes.cache_dir ({runtimes}) must not nest: jobs write "
                             "their account's hub cache and must never write a runtime")
+    images = settings.images.cache_dir.resolve()
+    for name, path in (("the state directory", state), ("runtimes.hub_cache", hub)):
+        if images == path or images.is_relative_to(path) or path.is_relative_to(images):
+            raise SettingsError(f"images.cache_dir: {images} must not nest with {name} {path} (jobs are shown images "
+                                "read-only, and must never write one nor see the state directory)")
 
 
 def _trusted_proxies(raw: Any) -> tuple[str, ...]:
@@ -385,6 +396,13 @@ def _kuberay(value: Any) -> dict[str, Any]:
         raise SettingsError(str(exc)) from exc
 
 
+def _images(value: Any) -> dict[str, Any]:
+    try:
+        return {"images": image_settings_from(value, _default_images())}
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
+
+
 def _runtimes(value: Any) -> dict[str, Any]:
     try:
         return {"runtimes": runtime_settings_from(value, _default_runtimes())}
@@ -422,6 +440,7 @@ _READERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "preemption": _scheduling("preemption", read_preemption),
     "restarts": _scheduling("restarts", read_restarts),
     "runtimes": _runtimes,
+    "images": _images,
     "trusted_proxies": lambda value: {"trusted_proxies": _trusted_proxies(value)},
     "image_allowlist": lambda value: {"image_allowlist": None if value is None else tuple(str(v) for v in value)},
 }

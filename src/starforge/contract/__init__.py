@@ -23,6 +23,7 @@ from ._grammar import (
     parse_init_from,
     parse_versioned_ref,
 )
+from ._image_ref import ImageName, image_name, image_registry_host
 from ._jsonio import JsonObject, dumps, loads
 from ._model import (
     API_VERSION,
@@ -53,6 +54,9 @@ from ._schema import schema
 from ._walk import type_name
 
 __all__ = [
+    "ImageName",
+    "image_name",
+    "image_registry_host",
     "INGEST_ENDPOINT_VARIABLE",
     "INGEST_TOKEN_VARIABLE",
     "API_VERSION",

@@ -117,7 +117,9 @@ class LaunchRequest:
     runtime: tuple[Path, ...] = ()
     caches: tuple[Mount, ...] = ()
     pools: tuple[PoolShape, ...] = ()  # the admitted shape, pool by pool (cluster engines place nodes from it)
-    image: str = ""  # spec.framework.image: the container a cluster engine may run the job in
+    image: str = ""  # spec.framework.image: the image the job runs in ("" for the machine's system)
+    image_root: Path | None = None  # that image unpacked (its root filesystem, where every node sees it)
+    image_digest: str = ""  # the digest the job runs on (a tag that moves never changes a started job)
     framework: str = ""  # the recipe's framework (cluster engines start a Ray world for the Ray-based ones)
 
 

@@ -222,11 +222,12 @@ class Isolation:
     def view(self, run_dir: Path, paths: JobPaths, cwd: str, ro: tuple[tuple[Path, str], ...],
              devices: tuple[str, ...], ro_fds: tuple[tuple[int, str], ...] = (),
              job_runtime: tuple[Path, ...] = (), caches: tuple[tuple[Path, str], ...] = (),
-             channel: Path | None = None) -> View:
+             channel: Path | None = None, root: Path | None = None) -> View:
         """Return what the job of `run_dir` sees: runtimes and inputs read-only, its folders and caches read-write.
 
         With a network policy the job gets its own network namespace and sees `channel` (by default the console's
-        channel folder) at CHANNEL_DIR, its only way to its console. `job_runtime` adds the folders of the job's own runtime (a built venv) to the console's, where they are — never
+        channel folder) at CHANNEL_DIR, its only way to its console. With `root` (an unpacked image) the job sees
+        that image instead of the machine's system folders. `job_runtime` adds the folders of the job's own runtime (a built venv) to the console's, where they are — never
         one that is or holds the state folder (a venv's `sys.path` can name any folder through a `.pth` file).
         """
         rw = tuple((run_dir / name, f"{paths.run_dir}/{name}") for name in ("work", "out", "logs")) + caches
@@ -238,7 +239,7 @@ class Isolation:
         folder = channel or self.channel
         shown = ((folder, CHANNEL_DIR),) if self.network is not None and folder is not None else ()
         return View(cwd=cwd, rw=rw, ro=runtime + ro + shown, ro_fds=ro_fds, masked=self.masked, devices=devices,
-                    tmp=run_dir / "tmp", own_network=self.network is not None)
+                    tmp=run_dir / "tmp", own_network=self.network is not None, root=root)
 
     @classmethod
     def for_nodes(cls, storage_root: Path, uids: UidPool | None, network: str = EGRESS) -> Isolation:
@@ -267,7 +268,7 @@ class Isolation:
         options, inside = bwrap_command(view, command, uid=uid, disable_userns=self.disable_userns)
         network = self.network.prepare(job_holds_exit=True) if view.own_network and self.network else None
         if network is not None:
-            options += network.options()
+            options += network.options(image=view.root is not None)
         fd = os.memfd_create("bwrap-args", 0)
         os.write(fd, b"".join(a.encode() + b"\0" for a in options))
         os.lseek(fd, 0, os.SEEK_SET)

@@ -183,19 +183,24 @@ class NetworkStart:
         for fd in self._fds.values():
             os.set_inheritable(fd, False)
 
-    def options(self) -> list[str]:
+    def options(self, *, image: bool = False) -> list[str]:
         """Return bubblewrap's options for this start: where it reports, where it waits, and the job's resolver.
 
-        They go after the view's own options (a resolver is bound over the system's /etc/resolv.conf).
+        They go after the view's own options (a resolver is bound over the system's /etc/resolv.conf; in an
+        `image`, over the image's own, which the image cache keeps a plain file, with this machine's resolver).
         """
         options = ["--info-fd", str(self._fds["info_w"]), "--block-fd", str(self._fds["block_r"])]
         override = resolver_override() if self.network.mode == EGRESS else None
+        if image and self.network.mode == EGRESS and override is None:
+            with contextlib.suppress(OSError):
+                override = Path("/etc/resolv.conf").read_text(encoding="utf-8", errors="replace")
         if override is not None:
             fd = os.memfd_create("resolv.conf", 0)
             os.write(fd, override.encode())
             os.lseek(fd, 0, os.SEEK_SET)
             self._fds["resolv"] = fd
-            options += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
+            options += ["--perms", "0644", "--ro-bind-data", str(fd),
+                        "/etc/resolv.conf" if image else os.path.realpath("/etc/resolv.conf")]
         return options
 
     @property

@@ -225,10 +225,14 @@ class LocalExecutor:
                 pinned = tuple(zip(input_fds, [m.target for m in request.mounts if m.within is not None],
                                    strict=True))
                 caches = tuple((m.source, m.target) for m in request.caches)
-                view = iso.view(run_dir, paths, request.cwd, plain, gpu_nodes, pinned, request.runtime, caches)
+                view = iso.view(run_dir, paths, request.cwd, plain, gpu_nodes, pinned, request.runtime, caches,
+                                root=request.image_root)
                 plan = iso.spawn(view, list(request.argv), uid=uid, prefix=prefix)
                 argv, args_fd, cwd, pass_fds = plan.argv, plan.args_fd, str(run_dir), plan.pass_fds
             else:
+                if request.image_root is not None:
+                    raise JobRefused(f"the job runs in the image {request.image}, which needs the job sandbox: this "
+                                     "console runs jobs unsandboxed (executors.local.sandbox: off)")
                 for mount in request.mounts:
                     if mount.within is not None:
                         os.close(_open_within(mount))

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .image_view import host_setpriv, image_root_args
+
 __all__ = [
     "GPU_CONTROL_NODES",
     "SANDBOX_ROOT",
@@ -66,6 +68,7 @@ class View:
     tmp: Path | None = None  # bound at /tmp (private); a fresh tmpfs when None
     own_network: bool = False  # a network namespace of its own (`jobnet`); False: the machine's network
     extra: tuple[str, ...] = field(default=())  # further bubblewrap options (tests, future engines)
+    root: Path | None = None  # an unpacked image shown as `/` instead of the machine's system folders
 
 
 def system_args(root: Path = Path("/")) -> list[str]:
@@ -108,12 +111,12 @@ def gpu_device_nodes(indices: Sequence[int]) -> tuple[str, ...]:
     return tuple(nodes + [n for n in GPU_CONTROL_NODES if Path(n).exists()]) if indices else ()
 
 
-def _parents(target: str, made: set[str]) -> list[str]:
+def _parents(target: str, made: set[str], system: bool = True) -> list[str]:
     args: list[str] = []
     current = ""
     for part in Path(target).parts[1:-1]:
         current = f"{current}/{part}"
-        if current not in made and not any(current.startswith(f"/{name}/") for name in SYSTEM_DIRS):
+        if current not in made and not (system and any(current.startswith(f"/{name}/") for name in SYSTEM_DIRS)):
             made.add(current)
             args += ["--perms", "0755", "--dir", current]
     return args
@@ -134,27 +137,38 @@ def bwrap_command(
         args += ["--unshare-user", "--cap-drop", "ALL"]
         if disable_userns:
             args += ["--disable-userns"]
-    args += system_args()
+    ro, setpriv = view.ro, ("setpriv",)
+    if view.root is not None:
+        if uid is not None:  # the machine's setpriv, with its loader: an image need not have one
+            tools, setpriv = host_setpriv()
+            ro = (*ro, *tools)
+        targets = [t for _s, t in (*ro, *view.rw)] + [t for _fd, t in view.ro_fds] + list(view.masked)
+        root_args, made = image_root_args(view.root, [*targets, view.cwd + "/"])
+        args += root_args
+        made |= {"/tmp", "/dev", "/proc"}
+    else:
+        args += system_args()
+        made = {"/tmp", "/dev", "/proc", *(f"/{name}" for name in SYSTEM_DIRS)}
     args += ["--proc", "/proc", "--dev", "/dev"]
     for node in view.devices:
         args += ["--dev-bind", node, node]
     args += ["--bind", str(view.tmp), "/tmp"] if view.tmp is not None else ["--tmpfs", "/tmp"]
-    made: set[str] = {"/tmp", "/dev", "/proc", *(f"/{name}" for name in SYSTEM_DIRS)}
-    for source, target in view.ro:
-        args += _parents(target, made) + ["--ro-bind", str(source), target]
+    system = view.root is None
+    for source, target in ro:
+        args += _parents(target, made, system) + ["--ro-bind", str(source), target]
         made.add(target)
     for fd, target in view.ro_fds:
-        args += _parents(target, made) + ["--ro-bind-fd", str(fd), target]
+        args += _parents(target, made, system) + ["--ro-bind-fd", str(fd), target]
         made.add(target)
     for target in view.masked:
         args += ["--ro-bind", "/dev/null", target]
     for source, target in view.rw:
-        args += _parents(target, made) + ["--bind", str(source), target]
+        args += _parents(target, made, system) + ["--bind", str(source), target]
         made.add(target)
     args += [*view.extra, "--chdir", view.cwd]
     drop: list[str] = []
     if uid is not None:
-        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+        drop = [*setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
     return args, drop + list(command)
 

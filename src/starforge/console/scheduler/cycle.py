@@ -10,12 +10,14 @@ import logging
 import secrets
 
 from ...engines import ExecState, Executor
+from ...engines.images import Images
 from ...engines.routing import Engines
 from ...engines.runtimes import Runtimes
 from ..services.context import Runtime
 from .clock import Clock, SystemClock
 from .launch import Launcher
 from .place import place
+from .records import image_digests_in_use
 from .watch import Watcher
 
 __all__ = ["Scheduler"]
@@ -29,13 +31,14 @@ class Scheduler:
     `clock` is where every phase reads the time (the machine's by default; `clock.ManualClock` in tests)."""
 
     def __init__(self, rt: Runtime, executor: Executor | Engines, *, clock: Clock | None = None,
-                 runtimes: Runtimes | None = None) -> None:
+                 runtimes: Runtimes | None = None, images: Images | None = None) -> None:
         self.rt = rt
         self.engines = executor if isinstance(executor, Engines) else Engines.single(executor)
         self.clock: Clock = clock or SystemClock()
         self.owner = f"console-{secrets.token_hex(4)}"
         self.runtimes = runtimes or Runtimes(rt.settings.runtimes)  # recipe runtimes: plans, cache, build workers
-        self.launcher = Launcher(rt, self.engines, self.clock, self.owner, self.runtimes)
+        self.images = images or Images(rt.settings.images, in_use=lambda: image_digests_in_use(rt))
+        self.launcher = Launcher(rt, self.engines, self.clock, self.owner, self.runtimes, self.images)
         self.watcher = Watcher(rt, self.engines, self.clock)
 
     def place(self) -> int:

@@ -9,7 +9,9 @@ single spec-to-environment mapping. Every path the job is told about is a path o
 (`JobPaths`): inside the sandbox, none of them names the console's state folder.
 
 A job runs `forge-launch` on its runtime's interpreter: a built runtime's (`runtimes.JobRuntime`: its venv, with
-the StarForge copy on PYTHONPATH), else the console's own. Every job gets its account's hub cache (`HF_HOME`,
+the StarForge copy on PYTHONPATH), else the console's own. A job with an image runs in it (`images.UnpackedImage`):
+the interpreter and the StarForge copy are shown read-only inside, and the job's environment starts from the
+image's (its PATH, after the runtime's venv). Every job gets its account's hub cache (`HF_HOME`,
 `<runtimes.hub_cache>/<console identity>/<user>`) read-write.
 """
 
@@ -28,6 +30,7 @@ from typing import Any
 from ...bundle import BundleLimits, UnsafeBundle, extract_bundle
 from ...contract import Binding, BindingError, JobSpec, dumps, is_cluster_path, spec_to_env
 from ...engines import JobPaths, LaunchRequest, Limits, Mount, PoolShape
+from ...engines.images import UnpackedImage
 from ...engines.runtimes import JobRuntime
 from ...recipes import Recipe
 from ...wire import (
@@ -125,8 +128,15 @@ def _runner_command(runtime: JobRuntime | None) -> tuple[str, ...]:
     return (sys.executable, "-c", _RUNNER)
 
 
-def _base_env(paths: JobPaths, runtime: JobRuntime | None) -> dict[str, str]:
-    env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+_IMAGE_ENV_DROP = frozenset({"HOME", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH"})
+
+
+def _base_env(paths: JobPaths, runtime: JobRuntime | None, image: UnpackedImage | None = None) -> dict[str, str]:
+    if image is None:
+        env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+    else:  # the image's own environment (its PATH, its locale, CUDA's variables), never the console's
+        env = {k: v for k, v in (line.split("=", 1) for line in image.env) if k not in _IMAGE_ENV_DROP}
+        env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     if paths.home:
         env["HOME"] = paths.home
     if paths.tmp:
@@ -202,6 +212,7 @@ def _attempt_line(run_id: str, attempt: Attempt) -> str:
 def prepare_run(
     rt: Runtime, job: ClaimedJob, *, recipe: Recipe, run_token: str, job_paths: Callable[[Path], JobPaths],
     limits: Limits | None = None, runtime: JobRuntime | None = None, attempt: Attempt | None = None,
+    image: UnpackedImage | None = None,
 ) -> LaunchRequest:
     """Lay out the run directory of `job`, write its spec and plan, and return what the executor must start (on
     `runtime`, a built one, or on the console's interpreter when None); a later `attempt` is told where it resumes
@@ -266,7 +277,7 @@ def prepare_run(
         ingest_endpoint=f"{rt.settings.base_url}{INGEST_ROOT}", ingest_token=run_token, train_run_id=job.parent_id,
     )
     try:
-        env = {**_base_env(paths, runtime), **spec_to_env(spec, binding)}
+        env = {**_base_env(paths, runtime, image), **spec_to_env(spec, binding)}
     except BindingError as exc:
         raise LaunchFailure(f"this deployment cannot run the job: {exc}") from exc
     hub = _hub_cache(rt, username, paths)
@@ -285,4 +296,6 @@ def prepare_run(
                          devices=devices, mounts=tuple(mounts), limits=limits or Limits(),
                          owner=username, runtime=runtime.paths if runtime else (), caches=(hub,),
                          pools=_pool_shapes(pools, devices),
-                         image=spec.spec.framework.image, framework=recipe.framework)
+                         image=spec.spec.framework.image, framework=recipe.framework,
+                         image_root=image.root if image is not None else None,
+                         image_digest=image.digest if image is not None else "")

@@ -1,5 +1,5 @@
-"""What the scheduler writes on a job besides its status: the reason of a job an engine queues, and the revocation
-of a run's ingest tokens once it can no longer report."""
+"""What the scheduler writes on a job besides its status: the reason of a job an engine queues, the revocation
+of a run's ingest tokens once it can no longer report; and what it reads of them: the image digests jobs hold."""
 
 from __future__ import annotations
 
@@ -8,9 +8,18 @@ from sqlalchemy.orm import Session
 
 from ...engines import ExecState
 from ...engines.base import ref_parts
-from ..store.models import Token
+from ..services.context import Runtime
+from ..services.jobs.rows import TERMINAL
+from ..store.models import Job, Token
 
-__all__ = ["queued_reason", "revoke_run_tokens"]
+__all__ = ["image_digests_in_use", "queued_reason", "revoke_run_tokens"]
+
+
+def image_digests_in_use(rt: Runtime) -> set[str]:
+    """Return the image digests of every job that has not ended (the image cache never evicts one of them)."""
+    with rt.db.read() as db:
+        return set(db.scalars(select(Job.image_digest).distinct()
+                              .where(Job.image_digest != "", Job.status.not_in(TERMINAL))))
 
 
 def queued_reason(engine: str, ref: str, state: ExecState) -> str:

@@ -166,6 +166,8 @@ class Job(Base):
     resumed_from: Mapped[str] = mapped_column(Text, default="", server_default="")  # the current attempt's checkpoint
     resume_step: Mapped[int | None] = mapped_column(Integer, nullable=True)
     attempt_started_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # when the current attempt started
+    # the digest of spec.framework.image the job runs on, fixed at its first pull (later attempts keep it)
+    image_digest: Mapped[str] = mapped_column(String(80), default="", server_default="")
     __table_args__ = (
         Index("ix_jobs_user_submitted", "user_id", "submitted_at"),
         Index("ix_jobs_status", "status"),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..build_log import BuildLog
 from .cache import RuntimeCache
 from .config import RuntimeSettings
 from .cpu_torch import TorchPlan, torch_plan
@@ -37,38 +38,6 @@ class RuntimePlan:
 
     spec: RuntimeSpec | None
     note: str
-
-
-class BuildLog:
-    """The output of one build, copied to the log of every job that waits for it (late joiners get it all)."""
-
-    def __init__(self) -> None:
-        self._lines: list[str] = []
-        self._sinks: list[Path] = []
-        self._lock = threading.Lock()
-
-    def attach(self, path: Path) -> None:
-        """Send the output so far, then every further line, to the log file at `path`."""
-        with self._lock:
-            # the job's log exists at once, even before the installer says anything
-            self._append(path, self._lines or [f"{PREFIX}this job waits for its runtime to be built"])
-            self._sinks.append(path)
-
-    def __call__(self, line: str) -> None:
-        with self._lock:
-            text = PREFIX + line
-            self._lines.append(text)
-            for sink in self._sinks:
-                self._append(sink, [text])
-
-    @staticmethod
-    def _append(path: Path, lines: list[str]) -> None:
-        if lines:
-            try:
-                with path.open("a", encoding="utf-8") as handle:
-                    handle.write("".join(f"{line}\n" for line in lines))
-            except OSError:
-                return  # the job's folder is gone (a stopped job was cleaned up): nothing to tell it
 
 
 class Runtimes:
