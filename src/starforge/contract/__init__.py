@@ -23,7 +23,7 @@ from ._grammar import (
     parse_init_from,
     parse_versioned_ref,
 )
-from ._image_ref import ImageName, image_name, image_registry_host
+from ._image_ref import ImageName, image_name, image_registry_host, pinned_reference
 from ._jsonio import JsonObject, dumps, loads
 from ._model import (
     API_VERSION,
@@ -57,6 +57,7 @@ __all__ = [
     "ImageName",
     "image_name",
     "image_registry_host",
+    "pinned_reference",
     "INGEST_ENDPOINT_VARIABLE",
     "INGEST_TOKEN_VARIABLE",
     "API_VERSION",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["ImageName", "image_name", "image_registry_host"]
+__all__ = ["ImageName", "image_name", "image_registry_host", "pinned_reference"]
 
 DOCKER_HUB = "docker.io"
 
@@ -36,3 +36,9 @@ def image_registry_host(ref: str) -> str:
     """Return the registry host of an image reference the way Docker resolves it (lower-cased, port kept)."""
     host = image_name(ref).host.lower()
     return DOCKER_HUB if host in ("", "index.docker.io") else host
+
+
+def pinned_reference(reference: str, digest: str) -> str:
+    """Return `reference` pinned to `digest`: `host/repository@sha256:…` (its tag dropped)."""
+    name = image_name(reference)
+    return f"{name.host}/{name.repository}@{digest}" if name.host else f"{name.repository}@{digest}"

@@ -1,9 +1,10 @@
 """Job images: pulled from allowlisted registries with the operator's access, unpacked once per digest into a
 bounded read-only cache, and shown to the sandbox as the job's root filesystem (`sandbox.View.root`)."""
 
+from ...contract import pinned_reference
 from .cache import ImageCache, UnpackedImage, make_safe
 from .config import DEFAULT_MAX_BYTES, ImageSettings, RegistryAccess, image_settings_from
-from .service import Images, pinned_reference
+from .service import Images
 from .tools import PullError, ToolMissing
 
 __all__ = [

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...contract import pinned_reference
+
 __all__ = ["ImageCache", "UnpackedImage", "make_safe"]
 
 _META = "image.json"
@@ -42,7 +44,7 @@ class UnpackedImage:
     @property
     def pinned(self) -> str:
         """Return the reference pinned to its digest (`host/repo@sha256:…`)."""
-        return f"{self.reference.split('@', 1)[0]}@{self.digest}"
+        return pinned_reference(self.reference, self.digest)
 
     def env_value(self, key: str) -> str:
         """Return the image's value of environment variable `key` ("" when it sets none)."""

@@ -13,22 +13,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from ...contract import image_name, image_registry_host
+from ...contract import image_registry_host, pinned_reference
 from ..build_log import BuildLog
 from .cache import ImageCache, UnpackedImage, make_safe
 from .config import ImageSettings
 from .tools import PullError, copy_image, resolve_digest, unpack_layout
 
-__all__ = ["Images", "pinned_reference"]
+__all__ = ["Images"]
 
 PREFIX = "[image] "
-
-
-def pinned_reference(reference: str, digest: str) -> str:
-    """Return `reference` pinned to `digest`: `host/repository@sha256:…` (its tag dropped)."""
-    name = image_name(reference)
-    host = f"{name.host}/" if name.host else ""
-    return f"{host}{name.repository}@{digest}"
 
 
 def _gib(size: int) -> str:
