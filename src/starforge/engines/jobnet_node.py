@@ -7,6 +7,7 @@ nothing else) to the console's URL. It waits for the sandbox and exits with its 
 
     --network none|egress    what the job reaches (default egress)
     --console URL            the console's ingest endpoint as this node reaches it (STARFORGE_ENDPOINT's value)
+    --image                  the sandbox's root is a job image: its resolver is bound over the image's /etc/resolv.conf
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def _inherited(argv: Sequence[str]) -> tuple[int, ...]:
     return tuple(int(argv[i + 1]) for i, word in enumerate(argv[:-1]) if word == "--args" and argv[i + 1].isdigit())
 
 
-def run(network: str, console: str, bwrap: list[str]) -> int:
+def run(network: str, console: str, bwrap: list[str], *, image: bool = False) -> int:
     """Start `bwrap` with its network and channel, relay its ingest, and return its exit status."""
     folder = tempfile.mkdtemp(prefix="starforge-channel-")
     os.chmod(folder, 0o755)  # a job of a per-job uid enters it inside its sandbox
@@ -140,7 +141,7 @@ def run(network: str, console: str, bwrap: list[str]) -> int:
         host = urllib.parse.urlsplit(console).hostname or ""
         policy = JobNetwork.find(network, denied=host_addresses(host))
         start = policy.prepare(job_holds_exit=False)
-        argv = _with_options(bwrap, [*start.options(), "--ro-bind", folder, CHANNEL_DIR])
+        argv = _with_options(bwrap, [*start.options(image=image), "--ro-bind", folder, CHANNEL_DIR])
         try:
             # the batch script's process group: Slurm's signals (scancel, the time limit) reach the job as before
             child = subprocess.Popen(argv, pass_fds=(*_inherited(bwrap), *start.child_fds))
@@ -189,8 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jobnet_node")
     parser.add_argument("--network", choices=NETWORK_MODES, default=EGRESS)
     parser.add_argument("--console", default="")
+    parser.add_argument("--image", action="store_true")
     options = parser.parse_args(words[:cut])
-    return run(options.network, options.console, words[cut + 1:])
+    return run(options.network, options.console, words[cut + 1:], image=options.image)
 
 
 if __name__ == "__main__":

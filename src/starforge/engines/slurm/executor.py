@@ -213,7 +213,8 @@ class SlurmExecutor:
         paths = self.isolation.job_paths(run_dir)
         inputs = tuple((_resolved_within(m), m.target) for m in request.mounts)
         caches = tuple((m.source, m.target) for m in request.caches)
-        view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches)
+        view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches,
+                                   root=request.image_root)
         view = replace(view, extra=_gpu_binds(self._gpus_per_node(request)))
         options, inside = self.isolation.arguments(view, list(request.argv), uid=uid)
         write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
@@ -242,6 +243,10 @@ class SlurmExecutor:
             raise JobRefused(f"{request.framework} recipes start a Ray world, which cannot run in the job sandbox on "
                              "Slurm nodes, and this console submits as root: the job would run as root. Run the console "
                              "as an unprivileged service account, or set executors.slurm.sandbox: off to accept it")
+        if request.image_root is not None and not sandboxed and self.settings.container == "none":
+            raise JobRefused(f"the job runs in the image {request.image}, which needs the job sandbox on the nodes "
+                             "(executors.slurm.sandbox) or a container mode (executors.slurm.container: pyxis or "
+                             "apptainer): it would run on the nodes' own system instead")
         if iso is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
             request = _console_side(request, iso.job_paths(run_dir), self.storage_root)
         exit_file = f"{self.job_paths(run_dir).logs if sandboxed else run_dir / 'logs'}/{EXIT_FILE}"
@@ -257,7 +262,7 @@ class SlurmExecutor:
             if sandboxed and iso is not None:
                 inside = self._sandbox(request, uid)
                 helper = (sys.executable, "-I", "-m", NODE_HELPER, "--network", self.settings.network,
-                          "--console", console)
+                          "--console", console, *(["--image"] if request.image_root is not None else []))
                 job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside), network_helper=helper)
             else:
                 job = self._job(request, env)
