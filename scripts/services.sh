@@ -4,7 +4,8 @@
 #   (jobs share the machine's network, so no database ever trusts loopback);
 #   bubblewrap (Debian's package), the job sandbox of the local executor;
 #   a one-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh);
-#   Debian's chromium for the web console's browser tests (scripts/services_browser.sh).
+#   Debian's chromium for the web console's browser tests (scripts/services_browser.sh);
+#   Debian's docker-registry on loopback with a small test image built here (scripts/services_registry.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,8 @@ PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
 . "$(dirname "$0")/services_ray.sh"
 # shellcheck source=scripts/services_browser.sh
 . "$(dirname "$0")/services_browser.sh"
+# shellcheck source=scripts/services_registry.sh
+. "$(dirname "$0")/services_registry.sh"
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -75,6 +78,8 @@ debian_missing() {
   { [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ]; } || pkgs+=(postgresql)
   { command -v slurmctld && command -v slurmd && command -v munged; } >/dev/null 2>&1 || pkgs+=(slurm-wlm munge)
   [ -n "$(browser_bin)" ] || pkgs+=(chromium)
+  local tool  # the job images: the test registry, the image built for it, and the console's pull and unpack
+  for tool in docker-registry mmdebstrap skopeo umoci; do command -v "$tool" >/dev/null 2>&1 || pkgs+=("$tool"); done
   echo "${pkgs[*]}"
 }
 
@@ -116,6 +121,7 @@ up() {
   echo "services: PostgreSQL ready on 127.0.0.1:$PGPORT (written to .services/env)"
   slurm_up  # each appends its addresses to .services/env
   browser_up
+  registry_up
   wait "$installing" || { cat "$STATE/install.log" >&2; echo "services: make install-ray failed" >&2; exit 1; }
   ray_up
 }
@@ -125,6 +131,7 @@ down() {
   if [ -n "$bin" ] && running; then as_pg "$bin/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null; fi
   ray_down
   slurm_down
+  registry_down
   rm -f "$STATE/env"
   echo "services: stopped"
 }
@@ -135,6 +142,7 @@ status() {
   slurm_status
   ray_status
   browser_status
+  registry_status
 }
 
 case "${1:-up}" in

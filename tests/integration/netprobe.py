@@ -145,12 +145,14 @@ def _status(api: httpx.Client, job: str) -> str:
 
 
 def run_probe(console: ConsoleProcess, api: httpx.Client, *, remote: RemoteHost | None,
-              run_dir_of: Callable[[str], Path], series: str = "cpu") -> dict[str, Any]:
-    """Run the probe as a custom job of `api`'s account; return its report and what the machine saw meanwhile."""
+              run_dir_of: Callable[[str], Path], series: str = "cpu",
+              image: str = "nvcr.io/team/trainer:1.0") -> dict[str, Any]:
+    """Run the probe as a custom job of `api`'s account (in `image`); return its report and what the machine saw
+    meanwhile."""
     listen_port = free_port()
     plan = targets(console.port, listen_port, remote)
     spec = spec_for(api, "custom/custom", exp="experiments/netprobe", series=series, gpus=1)
-    spec["spec"]["framework"]["image"] = "nvcr.io/team/trainer:1.0"
+    spec["spec"]["framework"]["image"] = image
     spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
     script = f"exec {sys.executable} experiments/netprobe/probe.py {shlex.quote(json.dumps(plan))}\n"
     files = {"experiments/netprobe/probe.py": PROBE, "experiments/netprobe/train.sh": script}
@@ -212,9 +214,9 @@ def check(report: dict[str, Any], remote: RemoteHost | None) -> None:
         assert report["remote"] == 200, report["remote"]
 
 
-def probe_as(console: ConsoleProcess, user: str) -> None:
-    """Run the probe as `user`'s job on `console` (with a host outside where one can be made) and check it."""
+def probe_as(console: ConsoleProcess, user: str, image: str = "nvcr.io/team/trainer:1.0") -> None:
+    """Run the probe as `user`'s job on `console` in `image` (with a host outside where one can be made); check it."""
     with console.client(console.token_for(user)) as api, remote_host() as remote:
-        report = run_probe(console, api, remote=remote,
+        report = run_probe(console, api, remote=remote, image=image,
                            run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
     check(report, remote)

@@ -102,3 +102,13 @@ def test_the_job_list_shows_attempts_as_a_number_only_when_the_console_counts_th
 def test_what_a_control_verb_says(action: str, body: dict[str, Any], text: str, success: bool, hint: str) -> None:
     said = control_said(ControlResult.from_body("r-abc", action, body))
     assert (said.text, said.success, said.hint) == (text, success, hint)
+
+
+def test_status_shows_the_image_and_the_digest_it_runs_on() -> None:
+    digest = "sha256:" + "ab" * 32
+    pulled = status_text(_job(image="registry.lab:5000/team/trainer:2.3", image_digest=digest), _plain, now=NOW)
+    assert any(line.startswith("image") and line.endswith(f"registry.lab:5000/team/trainer:2.3 ({digest})")
+               for line in pulled.splitlines()), pulled
+    waiting = status_text(_job(image="registry.lab:5000/team/trainer:2.3", image_digest=""), _plain, now=NOW)
+    assert "registry.lab:5000/team/trainer:2.3 (not pulled yet)" in waiting
+    assert not any(line.startswith("image") for line in status_text(_job(), _plain, now=NOW).splitlines())
