@@ -272,7 +272,10 @@ class SlurmExecutor:
             write_private(run_dir / SCRIPT_FILE, script, 0o700)
             if uid is not None:
                 _write_record(run_dir, {"uid": uid, "owner": request.owner, "released": False})
-            done = self._run("sbatch", "--parsable", str(run_dir / SCRIPT_FILE), cwd=run_dir)
+            # sbatch's folder becomes SLURM_SUBMIT_DIR in the job's environment: a sandboxed job never learns where
+            # the console keeps its runs
+            done = self._run("sbatch", "--parsable", str(run_dir / SCRIPT_FILE),
+                             cwd=Path("/") if sandboxed else run_dir)
             if done.returncode != 0:
                 message = self._message(done)
                 if any(text in message for text in _NEVER):
