@@ -17,6 +17,7 @@ __all__ = [
     "PLAN_FILE",
     "PLAN_VERSION",
     "PYTHON_PLACEHOLDER",
+    "WORLD_LAUNCHERS",
     "ArtifactGlobs",
     "ConfigPlan",
     "ConfigValue",
@@ -33,6 +34,7 @@ PLAN_VERSION: Final = "forge/launch/v1"
 PLAN_FILE: Final = ".starforge/launch.json"  # relative to the unpacked bundle (the job's working directory)
 JOBSPEC_FILE: Final = ".starforge/jobspec.json"
 PYTHON_PLACEHOLDER: Final = "{python}"  # an argv item naming the interpreter `forge-launch` runs on
+WORLD_LAUNCHERS: Final = ("torchrun", "accelerate")  # launchers of one distributed world (torchrun's rendezvous)
 
 OverrideValue = str | int | float | bool
 # a value of the experiment's config as the plan carries it: JSON (objects with string keys, finite numbers)
@@ -69,14 +71,16 @@ class PlanFramework:
 
 @dataclass(frozen=True, slots=True)
 class Entrypoint:
-    """The recipe entrypoint the argv was built from (informational)."""
+    """The recipe entrypoint the argv was built from, and the launcher that starts one world of it (`launcher`:
+    torchrun or accelerate; empty for a single process). `forge-launch` starts a several-node world through it."""
 
     kind: str = ""
     value: str = ""
+    launcher: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the `entrypoint` object of the plan document."""
-        return {"kind": self.kind, "value": self.value}
+        """Return the `entrypoint` object of the plan document (`launcher` only when the recipe names one)."""
+        return {"kind": self.kind, "value": self.value, **({"launcher": self.launcher} if self.launcher else {})}
 
 
 @dataclass(frozen=True, slots=True)

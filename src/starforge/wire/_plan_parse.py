@@ -15,6 +15,7 @@ from ._inputs import INPUTS
 from ._plan import (
     PLAN_FILE,
     PLAN_VERSION,
+    WORLD_LAUNCHERS,
     ArtifactGlobs,
     ConfigPlan,
     ConfigValue,
@@ -187,7 +188,11 @@ def _entrypoint(r: _Reader, root: dict[str, Any]) -> Entrypoint:
         return Entrypoint()
     kind = r.text(obj, "kind", where="entrypoint.kind")
     value = r.text(obj, "value", where="entrypoint.value")
-    return Entrypoint(kind or "", value or "")
+    launcher = r.text(obj, "launcher", where="entrypoint.launcher") or ""
+    if launcher and launcher not in WORLD_LAUNCHERS:
+        r.bad("entrypoint.launcher", "unknown_launcher", f"unknown launcher {launcher!r}",
+              f"use one of {', '.join(WORLD_LAUNCHERS)}, or leave it out for a single process")
+    return Entrypoint(kind or "", value or "", launcher)
 
 
 def _argv(r: _Reader, root: dict[str, Any]) -> tuple[str, ...] | None:

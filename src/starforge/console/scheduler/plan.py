@@ -18,6 +18,7 @@ from ...recipes import Recipe, param_overrides
 from ...safeyaml import YamlRefused, load_yaml_bounded
 from ...wire import (
     PYTHON_PLACEHOLDER,
+    WORLD_LAUNCHERS,
     ArtifactGlobs,
     ConfigPlan,
     Entrypoint,
@@ -99,7 +100,7 @@ def compile_plan(
         action=action,
         recipe=PlanRecipe(s.recipe.name, s.recipe.version, s.recipe.digest),
         framework=PlanFramework(s.framework.kind, s.framework.version, s.framework.runtime_id),
-        entrypoint=Entrypoint(kind, entry_value),
+        entrypoint=Entrypoint(kind, entry_value, _launcher(recipe, kind, action)),
         argv=tuple(argv),
         config=ConfigPlan(mode, config_path, tuple(overrides), document, bindings),
         env=env,
@@ -108,6 +109,12 @@ def compile_plan(
 
 
 _MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _launcher(recipe: Recipe, kind: str, action: str) -> str:
+    """Return the launcher that starts one world of the job's module entrypoint ("" for anything else)."""
+    launcher = str(recipe.adapter_options.get("launcher", "") or "")
+    return launcher if not action and kind == "module" and launcher in WORLD_LAUNCHERS else ""
 
 
 def _config_document(file: Path) -> dict[str, Any]:
