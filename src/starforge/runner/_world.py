@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .pinned import PINNED_BOOTSTRAP
 
-__all__ = ["World", "world_command", "world_from"]
+__all__ = ["World", "node_rank", "world_command", "world_from"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,11 @@ def _int(environ: Mapping[str, str], name: str, default: int) -> int:
         return int(environ.get(name, "") or default)
     except ValueError:
         return default
+
+
+def node_rank(environ: Mapping[str, str]) -> int:
+    """Return this node's rank in a several-node job (0 on the first node, and on a job of one node)."""
+    return max(0, _int(environ, "NODE_RANK", 0)) if _int(environ, "NNODES", 1) > 1 else 0
 
 
 def world_from(environ: Mapping[str, str]) -> World | None:

@@ -1,4 +1,8 @@
-"""`forge-launch`: verify a job's JobSpec, launch plan and recipe identity, run its entrypoint and report the outcome."""
+"""`forge-launch`: verify a job's JobSpec, launch plan and recipe identity, run its entrypoint and report the outcome.
+
+On a several-node job every node runs it; the first (`NODE_RANK` 0) speaks for the job: it reports the lifecycle,
+registers the artifacts and writes the exit record, while the others run their share and exit with its status.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from ._control import ControlWatch
 from ._identity import check_identity
 from ._ingest import INGEST_ENABLED, IngestClient, IngestError, IngestRefused, client_from_environ
 from ._process import Child, ChildExit, StopSignals, binary_stream
+from ._world import node_rank
 
 __all__ = ["JOBSPEC_FILE", "PLAN_FILE", "Launcher", "main"]
 
@@ -69,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     code = launcher.run()
     target = os.environ.get(EXIT_FILE_VARIABLE, "")
-    if target:
+    if target and not launcher.follower:
         with contextlib.suppress(OSError):  # nowhere to report it: the executor then sees a lost job
             write_exit_record(target, ExitRecord.of_status(code, time.time()))
     return code
@@ -108,6 +113,8 @@ class Launcher:
         self._stderr = stderr
         self._control_interval = control_interval
         self._child: Child | None = None
+        self.rank = node_rank(environ)
+        self.follower = self.rank > 0  # a node after the first: the first speaks for the job
         self.environ = self._channel(environ)
         self.client = self._client()
 
@@ -123,8 +130,9 @@ class Launcher:
 
     def say(self, message: str) -> None:
         """Print one status line to stderr."""
+        prefix = f"{_PREFIX} (node {self.rank})" if self.rank else _PREFIX
         try:
-            self._stderr.write(f"{_PREFIX} {message}\n".encode("utf-8", errors="replace"))
+            self._stderr.write(f"{prefix} {message}\n".encode("utf-8", errors="replace"))
             self._stderr.flush()
         except (OSError, ValueError):
             pass
@@ -288,6 +296,8 @@ class Launcher:
                      "or is stopped after the grace period")
 
     def _register_artifacts(self, plan: LaunchPlan) -> None:
+        if self.follower:
+            return  # the first node registers what the job wrote (the run's folders are shared)
         out_dir = self.environ.get("FORGE_OUT_DIR", "")
         if not out_dir:
             self.say("FORGE_OUT_DIR is not set; no artifacts to register")
@@ -343,8 +353,8 @@ class Launcher:
         return 1
 
     def _lifecycle(self, event: str, *, strict: bool = False, **extra: Any) -> None:
-        """Report a lifecycle event; errors are printed, and raised only when `strict`."""
-        if self.client is None:
+        """Report a lifecycle event; errors are printed, and raised only when `strict`. A follower reports nothing."""
+        if self.client is None or self.follower:
             return
         try:
             self.client.lifecycle(event, **extra)

@@ -292,3 +292,19 @@ def test_unstartable_program_fails_the_job(job: Job, ingest: IngestServer) -> No
     assert result.returncode == 1
     assert ingest.events() == ["starting", "failed"]
     assert ingest.of("lifecycle")[-1].body["reason"] == "start_failed"
+
+
+def test_on_a_two_node_job_the_first_node_speaks_for_it_and_the_second_runs_its_share(
+        job: Job, ingest: IngestServer, tmp_path: Path) -> None:
+    exit_file = tmp_path / "exit.json"
+    job.env.update({"FORGE_EXIT_FILE": str(exit_file), "NNODES": "2", "NODE_RANK": "1", "JOB_EXIT": "3"})
+    second = job.launch()
+    assert second.returncode == 3  # its status is the engine's to see
+    assert job.ran() and ingest.events() == [] and ingest.of("artifact") == []
+    assert not exit_file.exists()  # the first node's record is the job's
+    assert b"[forge-launch] (node 1) job failed" in second.stderr
+
+    job.env.update({"NODE_RANK": "0", "JOB_EXIT": "0"})
+    assert job.launch().returncode == 0
+    assert ingest.events() == ["starting", "running", "succeeded"]
+    assert exit_file.exists()
