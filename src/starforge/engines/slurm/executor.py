@@ -10,7 +10,8 @@ longer knows that left no exit record is lost.
 With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the local executor's bubblewrap
 sandbox (`Isolation.for_nodes`): its options are written to `<run>/sandbox.args` (0600, never shown to the job) and
 the job sees its run at /forge/runs/…, in its own network namespace set up on the node by `jobnet_node`
-(`executors.slurm.network`: none or egress), which also relays its ingest; a root console runs it as its account's uid from the uid pool, recorded in
+(`executors.slurm.network`: none or egress), which also relays its ingest; on several nodes the helpers join the
+ranks through the job fabric, meeting in `<run>/fabric` (0700, made before sbatch); a root console runs it as its account's uid from the uid pool, recorded in
 `<run>/slurm-sandbox.json` so that a restarted console holds it again and releases it once Slurm says it ended.
 Ray-on-Slurm jobs stay unsandboxed: their paths are translated back to the console's own.
 """
@@ -50,9 +51,10 @@ from .states import (
     waiting_text,
 )
 
-__all__ = ["SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
+__all__ = ["FABRIC_FOLDER", "SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
 
 SCRIPT_FILE = "slurm.sh"  # in the run folder, mode 0700: the batch script as submitted
+FABRIC_FOLDER = "fabric"  # in the run folder, mode 0700: where a multi-node job's helpers meet (`engines.fabric`)
 SANDBOX_RECORD = "slurm-sandbox.json"  # in the run folder: the job's uid and owner, and whether it was released
 NODE_HELPER = "starforge.engines.jobnet_node"  # run on each node around bubblewrap (its network, channel)
 _NO_STATE = Path("/nonexistent/starforge-state")  # the state folder of an executor not told its own (tests)
@@ -264,6 +266,8 @@ class SlurmExecutor:
                 helper = (sys.executable, "-I", "-m", NODE_HELPER, "--network", self.settings.network,
                           "--console", console, *(["--image"] if request.image_root is not None else []))
                 job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside), network_helper=helper)
+                if sum(pool.nodes for pool in job.pools) > 1:
+                    job = replace(job, fabric=str(_fabric_folder(run_dir)))
             else:
                 job = self._job(request, env)
             script = render_batch(job, self.settings)
@@ -361,6 +365,11 @@ class SlurmExecutor:
                 slurm_state = accounted.status
                 engine_reason = accounted.reason if accounted.status == "failed" and \
                     not accounted.reason.startswith("the job failed on the cluster") else ""
+        if record is not None and record.exit_code == 0 and code and shown is not None \
+                and shown.get("NumNodes", "1") not in ("", "1"):
+            # several nodes: rank 0 succeeded, another rank failed (Slurm's exit status is the failing task's)
+            return ExecState("exited", exit_code=code, detail=detail or "a rank on another node failed",
+                             reason=engine_reason)
         if record is not None:
             return ExecState("exited", exit_code=record.exit_code, signal=record.signal, detail=detail,
                              reason=engine_reason)
@@ -484,6 +493,16 @@ def _console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | 
                    env={k: host(v) for k, v in request.env.items()},
                    mounts=tuple(Mount(m.source, str(m.source), m.within) for m in request.mounts),
                    caches=tuple(Mount(m.source, str(m.source)) for m in request.caches))
+
+
+def _fabric_folder(run_dir: Path) -> Path:
+    """Return the run's fabric folder, made empty with mode 0700: the nodes' helpers meet there, the job never does
+    (a previous attempt's rank 0 address is gone)."""
+    folder = run_dir / FABRIC_FOLDER
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o700)  # whatever the umask
+    return folder
 
 
 def _write_record(run_dir: Path, record: dict[str, object]) -> None:
