@@ -3,7 +3,8 @@
 network namespace; the ranks rendezvous with `torch.distributed` (gloo) over the job fabric, both report in
 `sf job logs` and rank 0 reports a metric; `scontrol show job` shows two nodes. All or nothing: while one node is
 taken by another job, the job waits with Slurm's reason and no rank starts; stopping it once it runs ends both
-nodes' processes; a rank failing on one node fails the job although rank 0 succeeded.
+nodes' processes; a rank failing on one node fails the job although rank 0 succeeded. The TRL SFT template trains
+on two nodes (one torch world started by torchrun on each node) and registers its checkpoint once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import yaml
 from starforge.engines.fabric import FABRIC_IFNAME, address_of
 from tests.e2e.conftest import SF, Researcher, make_researcher
 from tests.e2e.test_engines import SLURM_SERIES, _slurm_env
+from tests.e2e.test_trl import _readme_cpu_flags
 from tests.integration.conftest import DEFAULT_CONFIG, RUNTIME_CACHE, ConsoleProcess, make_console
 
 pytestmark = pytest.mark.slurm
@@ -72,10 +74,26 @@ def torch_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory, torch_runtime: Path) -> Iterator[ConsoleProcess]:
+def tiny(tmp_path_factory: pytest.TempPathFactory, torch_runtime: Path) -> Path:
+    """Return a folder holding `models/tiny-llama` (random weights, a tokenizer trained on the fly) and `data/`,
+    made by the module StarForge ships, on the TRL runtime's interpreter (`sf console runtime run`)."""
+    base = tmp_path_factory.mktemp("tiny")
+    (base / "models").mkdir()
+    config = base / "console.yaml"
+    config.write_text(yaml.safe_dump({**DEFAULT_CONFIG, "runtimes": {"cache_dir": str(RUNTIME_CACHE)}}))
+    made = subprocess.run([*SF, "console", "runtime", "run", RUNTIME, "--kind", "cpu", "--config", str(config), "--",
+                           "-m", "starforge.trainers.tiny_model", "models/tiny-llama", "--data", "data"], cwd=base,
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made.stderr[-4000:]
+    return base
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory, torch_runtime: Path, tiny: Path) -> Iterator[ConsoleProcess]:
     """A Slurm console whose `cpu` profile and series give one slot per node: `cpu:2` is two nodes of one."""
     env = _slurm_env()
-    config: dict[str, Any] = {**DEFAULT_CONFIG, "model_roots": [str(torch_runtime.parent)]}
+    config: dict[str, Any] = {**DEFAULT_CONFIG, "model_roots": [str(torch_runtime.parent), str(tiny / "models")],
+                              "runtimes": {"cache_dir": str(RUNTIME_CACHE), "hub_cache": str(tiny / "hub")}}
     config["profiles"] = [{"name": "cpu", "series": "cpu", "num_nodes": 1, "gpus_per_node": 1},
                           {"name": "h200", "series": "h200", "num_nodes": 1, "gpus_per_node": 8}]
     config["executors"] = {"slurm": {"series": {**SLURM_SERIES, "cpu": {"gres": "none", "gpus_per_node": 1}}}}
@@ -191,3 +209,32 @@ def test_a_rank_failing_on_the_other_node_fails_the_job(console: ConsoleProcess,
     assert followed.returncode == 1 and len(re.findall(r"RANK \d/2 ends on", followed.stdout)) == 2, followed.stdout
     row = me.json("job", "status", job)
     assert row["status"] == "failed", row  # rank 0's exit record says 0; Slurm says rank 1 exited with 3
+
+
+def test_trl_sft_trains_on_two_nodes_and_registers_its_checkpoint_once(console: ConsoleProcess, tiny: Path,
+                                                                       tmp_path: Path) -> None:
+    """The TRL SFT template on `cpu:2`: each node's forge-launch starts its share of one torch world through
+    torchrun (the recipe's launcher), the ranks train together over the fabric, and rank 0 alone reports."""
+    me = make_researcher(console, tmp_path)
+    train = me.json("dataset", "push", str(tiny / "data" / "sft.jsonl"), "sft-train@1")["ref"]
+    val = me.json("dataset", "push", str(tiny / "data" / "sft-val.jsonl"), "sft-val@1")["ref"]
+    assert me.sf("new", "wide-sft", "--method", "trl/sft").returncode == 0
+    me.commit("wide-sft")
+    submitted = me.sf("submit", "wide-sft", "--profile", "cpu:2", "--model", str(tiny / "models" / "tiny-llama"),
+                      "--train-dataset", train, "--val-dataset", val, *_readme_cpu_flags("trl/sft"))
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip()
+    followed = me.sf("job", "logs", job, timeout=600)
+    row = me.json("job", "status", job)
+    assert row["status"] == "succeeded", (row, followed.stdout[-6000:])
+    log = followed.stdout + followed.stderr
+    assert "torch.distributed.run --nnodes=2 --node-rank=0" in log, log[-4000:]
+    assert "[forge-launch] (node 1) starting" in log and "torch.distributed.run --nnodes=2 --node-rank=1" in log
+    shown = _slurm("scontrol", "-o", "show", "job", row["engine_ref"])
+    assert "NumNodes=2 " in shown and "JobState=COMPLETED" in shown, shown
+    loss = me.json("job", "metrics", job)["metrics"].get("train/loss")
+    assert loss is not None and len(loss) >= 2, loss
+    listed = me.json("job", "artifacts", job)["artifacts"]
+    checkpoints = [a["path"] for a in listed if a["kind"] == "checkpoint"]
+    assert checkpoints and len(checkpoints) == len(set(checkpoints)), listed  # registered once, by rank 0
+    assert any(a["kind"] == "model" for a in listed), listed
