@@ -4,22 +4,25 @@ A custom job sees a file only its image has, a tinyrl job trains inside the imag
 state folder, the databases, other runs and tokens, `/proc`, the machine's network) find nothing from inside it.
 The image's digest is recorded with the job, and a job pinned to it runs the cached image; an image of a registry
 outside the allowlist is refused at admission, and one that does not exist fails its job with the registry's
-reason. The console runs as root (per-job uids).
+reason. The console runs as root (per-job uids). An operator pulls an image ahead with `sf console image pull`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import require_bubblewrap
 from tests.integration import netprobe
-from tests.integration.conftest import ConsoleProcess, unique
+from tests.integration.conftest import SF, ConsoleProcess, unique
 from tests.integration.helpers import admitted, bundle, spec_for, submit
 from tests.integration.image_jobs import (
     MARKER,
@@ -116,3 +119,25 @@ def test_an_image_that_does_not_exist_fails_its_job_with_the_registry_s_reason(
         message = row["message"]
         assert "could not be pulled" in message and "no-such-tag" in message, message
         assert "manifest unknown" in message.lower() or "not found" in message.lower(), message
+
+
+def test_an_operator_pulls_an_image_ahead_and_lists_the_cache(image: str, tmp_path: Path) -> None:
+    config = tmp_path / "console.yaml"
+    config.write_text(yaml.safe_dump(images_config(image, tmp_path / "images")))
+    common = ["--config", str(config), "--state-dir", str(tmp_path / "state")]
+
+    def sf(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SF, "console", "image", *args, *common], capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL)
+
+    pulled = sf("pull", image, "--json")
+    assert pulled.returncode == 0, pulled.stderr
+    record = json.loads(pulled.stdout)
+    assert record["digest"].startswith("sha256:") and (Path(record["root"]) / "etc" / "starforge-test-image").is_file()
+    assert "resolving" in pulled.stderr  # the pull's progress on the operator's terminal
+    listed = json.loads(sf("ls", "--json").stdout)
+    assert [(i["reference"], i["digest"]) for i in listed["images"]] == [(image, record["digest"])]
+    outside = sf("pull", "registry.example.com/team/trainer:1.0")
+    assert outside.returncode == 1 and "image_allowlist" in outside.stderr
+    missing = sf("pull", f"{image.rsplit(':', 1)[0]}:no-such-tag")
+    assert missing.returncode == 1 and "manifest unknown" in missing.stderr and "time=" not in missing.stderr

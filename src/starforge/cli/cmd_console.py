@@ -1,4 +1,4 @@
-"""`sf console`: run a console (`up`) and administer its state (tokens, users, data, quotas) and runtime cache."""
+"""`sf console`: run a console (`up`) and administer its state (tokens, users, data, quotas), runtime and image caches."""
 
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ corpus_app = typer.Typer(no_args_is_help=True, help="Read-only corpora jobs can 
 dataset_app = typer.Typer(no_args_is_help=True, help="Datasets jobs can read.")
 quota_app = typer.Typer(no_args_is_help=True, help="Per-account quotas.")
 runtime_app = typer.Typer(no_args_is_help=True, help="Recipe runtimes: build them ahead of time, list what is built.")
+image_app = typer.Typer(no_args_is_help=True, help="Job images: pull them ahead of time, list the image cache.")
 app.add_typer(token_app, name="token")
 app.add_typer(user_app, name="user")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(quota_app, name="quota")
 app.add_typer(runtime_app, name="runtime")
+app.add_typer(image_app, name="image")
 
 StateDir = Annotated[Path | None, typer.Option("--state-dir", help="console state directory (SQLite, runs, bundles)")]
 DatabaseUrl = Annotated[str | None, typer.Option("--database-url", help="e.g. postgresql+psycopg://user@host/db")]
@@ -325,3 +327,48 @@ def runtime_run(
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(jobside_copy(cache_dir)), env.get("PYTHONPATH", "")) if p)
     done = subprocess.run([record.interpreter, *ctx.args], env=env, check=False)
     raise typer.Exit(done.returncode)
+
+
+def _image_record(image: Any) -> dict[str, Any]:
+    return {"digest": image.digest, "reference": image.reference, "pinned": image.pinned, "size": image.size,
+            "root": str(image.root)}
+
+
+@image_app.command("pull")
+def image_pull(
+    reference: Annotated[str, typer.Argument(help="an image of an allowlisted registry, e.g. registry.lab/team/x:2.3")],
+    state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False,
+) -> None:
+    """Pull an image into the console's image cache ahead of the jobs that name it (no console needs to run)."""
+    from starforge.engines.images import PullError, pull_ahead
+    from starforge.recipes import image_allowed
+
+    out = Output(as_json=as_json)
+    settings = _settings(state_dir, None, config)
+    if settings.image_allowlist is not None and not image_allowed(reference, settings.image_allowlist):
+        out.abort(f"{reference} is not from a registry on image_allowlist, so no job may run it",
+                  hint="add its registry to image_allowlist in the console configuration", code=EXIT_REFUSED)
+    try:
+        image = pull_ahead(settings.images, reference, out.info)
+    except PullError as exc:
+        out.abort(f"the image {reference} could not be pulled: {exc}")
+    out.emit(_image_record(image), lambda r: f"{r['pinned']} ({human_size(r['size'])}) in {r['root']}")
+
+
+@image_app.command("ls")
+def image_ls(state_dir: StateDir = None, config: ConfigFile = None, as_json: AsJson = False) -> None:
+    """List the images in the console's image cache."""
+    from starforge.engines.images import ImageCache
+
+    out = Output(as_json=as_json)
+    settings = _settings(state_dir, None, config)
+    cache_dir = settings.images.cache_dir
+    rows = [_image_record(image) for image in ImageCache(cache_dir).entries()]
+
+    def human(data: dict[str, Any]) -> str:
+        if not data["images"]:
+            return f"no image is in {data['cache_dir']}"
+        return out.table([[r["reference"], r["digest"][:19], human_size(r["size"])] for r in data["images"]],
+                         ["image", "digest", "size"])
+
+    out.emit({"cache_dir": str(cache_dir), "images": rows}, human)

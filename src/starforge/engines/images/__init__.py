@@ -4,7 +4,7 @@ bounded read-only cache, and shown to the sandbox as the job's root filesystem (
 from ...contract import pinned_reference
 from .cache import ImageCache, UnpackedImage, make_safe
 from .config import DEFAULT_MAX_BYTES, ImageSettings, RegistryAccess, image_settings_from
-from .service import Images
+from .service import Images, pull_ahead
 from .tools import PullError, ToolMissing
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "image_settings_from",
     "make_safe",
     "pinned_reference",
+    "pull_ahead",
 ]

@@ -19,7 +19,7 @@ from .cache import ImageCache, UnpackedImage, make_safe
 from .config import ImageSettings
 from .tools import PullError, copy_image, resolve_digest, unpack_layout
 
-__all__ = ["Images"]
+__all__ = ["Images", "pull_ahead"]
 
 PREFIX = "[image] "
 
@@ -118,3 +118,15 @@ class Images:
     def shutdown(self) -> None:
         """Stop taking pulls; pulls under way finish in the background."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def pull_ahead(settings: ImageSettings, reference: str, log: Callable[[str], None] = lambda _line: None
+               ) -> UnpackedImage:
+    """Pull `reference` into the image cache before any job names it (`sf console image pull`), evicting nothing:
+    only a console knows which images its jobs use, and it evicts on its own next pull."""
+    cache = ImageCache(settings.cache_dir)
+    images = Images(settings, in_use=lambda: {image.digest for image in cache.entries()}, workers=1)
+    try:
+        return images.pull(reference, log=log)
+    finally:
+        images.shutdown()

@@ -5,6 +5,7 @@ registry's own words."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -43,12 +44,19 @@ def _access_args(access: RegistryAccess, side: str) -> list[str]:
     return args
 
 
+_LOGFMT = re.compile(r'^time="[^"]*"\s+level=\w+\s+msg="(?P<msg>(?:[^"\\]|\\.)*)"')
+
+
 def _said(stderr: str) -> str:
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    text = " / ".join(lines[-_SAID:])
-    for noise in ("time=", 'level=fatal msg="', "level=fatal msg="):
-        text = text.replace(noise, "")
-    return text.strip().strip('"') or "no reason given"
+    """Return the tool's last words: the message of a `time=… level=… msg="…"` line, else the line itself."""
+    lines = []
+    for line in (raw.strip() for raw in stderr.strip().splitlines()):
+        found = _LOGFMT.match(line)
+        if found:
+            line = found.group("msg").replace('\\"', '"')
+        if line:
+            lines.append(line)
+    return " / ".join(lines[-_SAID:]) or "no reason given"
 
 
 def _env() -> dict[str, str]:

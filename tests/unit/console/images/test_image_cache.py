@@ -111,3 +111,12 @@ def test_a_build_log_gives_late_joiners_everything_said_so_far(tmp_path: Path) -
     log("two")
     assert early.read_text() == "[image] waiting\n[image] one\n[image] two\n"
     assert late.read_text() == "[image] one\n[image] two\n"
+
+
+def test_a_tool_s_refusal_is_reported_in_its_own_words() -> None:
+    from starforge.engines.images.tools import _said
+
+    logged = ('time="2026-12-03T06:10:27Z" level=fatal msg="reading manifest nope in r/x: manifest unknown: '
+              'name \\"r/x\\" unknown"\n')
+    assert _said(logged) == 'reading manifest nope in r/x: manifest unknown: name "r/x" unknown'
+    assert _said("first\n\nsecond\n") == "first / second" and _said("") == "no reason given"
