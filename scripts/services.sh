@@ -3,7 +3,7 @@
 #   PostgreSQL (Debian's package) on 127.0.0.1:${STARFORGE_PG_PORT:-55432}, user `starforge` with a password
 #   (jobs share the machine's network, so no database ever trusts loopback);
 #   bubblewrap (Debian's package), the job sandbox of the local executor;
-#   a one-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh);
+#   a two-node Slurm cluster (scripts/services_slurm.sh) and a Ray head on loopback (scripts/services_ray.sh);
 #   Debian's chromium for the web console's browser tests (scripts/services_browser.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail

@@ -1,14 +1,18 @@
-# Sourced by scripts/services.sh: slurm_up, slurm_down and slurm_status for a one-node Slurm cluster on loopback.
+# Sourced by scripts/services.sh: slurm_up, slurm_down and slurm_status for a two-node Slurm cluster on loopback.
 #
 # Debian's slurm-wlm and munge; the configuration lives in $SLURM_DIR (slurm.conf, gres.conf, cgroup.conf; the
-# commands find it through SLURM_CONF, which slurm_up records in .services/env with SLURM_AVAILABLE=1). The node
-# declares 8 GPUs as a GRES, so GPU scheduling is exercised without GPUs. Slurm 22.05 drops a GPU GRES without
-# device files, so gres.conf names eight stand-in device nodes (copies of /dev/null's numbers, never opened: devices
-# are not constrained). A second node of the same shape is declared DOWN (its slurmd port is never served), so a
-# two-node job waits with Slurm's reason instead of being refused. No accounting daemon: finished jobs stay known
-# to `scontrol show job` for MinJobAge seconds.
+# commands find it through SLURM_CONF, which slurm_up records in .services/env with SLURM_AVAILABLE=1). Two real
+# nodes run on this machine: this host's slurmd and a second one started as `slurmd -N $SLURM_NODE2` on its own
+# port (Debian's slurmd is built for several per host: its pid file, spool and log are per node through %n), so a
+# two-node job really runs across two slurmd. Each node declares 8 GPUs as a GRES, so GPU scheduling is exercised
+# without GPUs. Slurm 22.05 drops a GPU GRES without device files, so gres.conf names eight stand-in device nodes
+# (copies of /dev/null's numbers, never opened: devices are not constrained). A third node of the same shape is
+# declared DOWN (its slurmd port is never served), so a job larger than the two real nodes waits with Slurm's
+# reason instead of being refused. No accounting daemon: finished jobs stay known to `scontrol show job` for
+# MinJobAge seconds.
 SLURM_DIR="${STARFORGE_SLURM_DIR:-/tmp/starforge-slurm}"
 SLURM_PARTITION="${STARFORGE_SLURM_PARTITION:-debug}"
+SLURM_NODE2="sf-node2"  # the second real node: a second slurmd on this machine
 SLURM_GHOST="sf-ghost"  # the node that never comes up
 
 slurm_env() { env SLURM_CONF="$SLURM_DIR/slurm.conf" "$@"; }
@@ -34,9 +38,10 @@ slurm_write_conf() {
   node="$(hostname -s)"
   cpus=16  # declared, not detected: a few small test jobs share the machine's cores (config_overrides)
   proctrack="${STARFORGE_SLURM_PROCTRACK:-$(slurm_proctrack)}"
-  mkdir -p "$SLURM_DIR/spool/ctld" "$SLURM_DIR/spool/d" "$SLURM_DIR/log" "$SLURM_DIR/run"
+  mkdir -p "$SLURM_DIR/spool/ctld" "$SLURM_DIR/spool/d-$node" "$SLURM_DIR/spool/d-$SLURM_NODE2" "$SLURM_DIR/log" \
+    "$SLURM_DIR/run"
   cat > "$SLURM_DIR/slurm.conf.new" <<EOF
-# written by scripts/services.sh: a one-node test cluster on loopback
+# written by scripts/services.sh: a two-node test cluster on loopback (two slurmd on this machine)
 ClusterName=starforge
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=${STARFORGE_SLURMCTLD_PORT:-6817}
@@ -45,11 +50,11 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 StateSaveLocation=$SLURM_DIR/spool/ctld
-SlurmdSpoolDir=$SLURM_DIR/spool/d
+SlurmdSpoolDir=$SLURM_DIR/spool/d-%n
 SlurmctldPidFile=$SLURM_DIR/run/slurmctld.pid
-SlurmdPidFile=$SLURM_DIR/run/slurmd.pid
+SlurmdPidFile=$SLURM_DIR/run/slurmd-%n.pid
 SlurmctldLogFile=$SLURM_DIR/log/slurmctld.log
-SlurmdLogFile=$SLURM_DIR/log/slurmd.log
+SlurmdLogFile=$SLURM_DIR/log/slurmd-%n.log
 SlurmdParameters=config_overrides
 ProctrackType=proctrack/$proctrack
 TaskPlugin=task/none
@@ -68,8 +73,9 @@ ReturnToService=1
 MpiDefault=none
 LaunchParameters=use_interactive_step
 NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$node CPUs=$cpus Gres=gpu:8 State=UNKNOWN
+NodeName=$SLURM_NODE2 NodeAddr=127.0.0.1 NodeHostname=$node Port=${STARFORGE_SLURMD2_PORT:-6819} CPUs=$cpus Gres=gpu:8 State=UNKNOWN
 NodeName=$SLURM_GHOST NodeAddr=127.0.0.1 Port=${STARFORGE_SLURM_GHOST_PORT:-6899} CPUs=$cpus Gres=gpu:8 State=DOWN Reason=never-started
-PartitionName=$SLURM_PARTITION Nodes=$node,$SLURM_GHOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+PartitionName=$SLURM_PARTITION Nodes=$node,$SLURM_NODE2,$SLURM_GHOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
   mkdir -p "$SLURM_DIR/dev"
   local i
@@ -105,14 +111,21 @@ slurm_munge() {
   fi
 }
 
+slurm_nodes() { echo "$(hostname -s) $SLURM_NODE2"; }  # the nodes that run: this host's slurmd, then `-N`'s
+
 slurm_healthy() {
-  slurm_pid_alive "$SLURM_DIR/run/slurmctld.pid" && slurm_pid_alive "$SLURM_DIR/run/slurmd.pid" \
-    && slurm_env sinfo -h -n "$(hostname -s)" -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)'
+  local n
+  slurm_pid_alive "$SLURM_DIR/run/slurmctld.pid" || return 1
+  for n in $(slurm_nodes); do
+    slurm_pid_alive "$SLURM_DIR/run/slurmd-$n.pid" || return 1
+    slurm_env sinfo -h -n "$n" -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)' || return 1
+  done
 }
 
 slurm_stop_daemons() {
   local f pid
-  for f in slurmd slurmctld; do
+  # slurmd.pid: a one-node cluster's, from before the second node
+  for f in slurmd $(for n in $(slurm_nodes); do echo "slurmd-$n"; done) slurmctld; do
     if slurm_pid_alive "$SLURM_DIR/run/$f.pid"; then
       pid="$(cat "$SLURM_DIR/run/$f.pid")"
       as_root kill "$pid" 2>/dev/null || true
@@ -131,8 +144,11 @@ slurm_up() {
     if ! slurm_pid_alive "$SLURM_DIR/run/slurmctld.pid"; then
       as_root env SLURM_CONF="$SLURM_DIR/slurm.conf" /usr/sbin/slurmctld -c -i
     fi
-    if ! slurm_pid_alive "$SLURM_DIR/run/slurmd.pid"; then
+    if ! slurm_pid_alive "$SLURM_DIR/run/slurmd-$(hostname -s).pid"; then
       as_root env SLURM_CONF="$SLURM_DIR/slurm.conf" /usr/sbin/slurmd
+    fi
+    if ! slurm_pid_alive "$SLURM_DIR/run/slurmd-$SLURM_NODE2.pid"; then
+      as_root env SLURM_CONF="$SLURM_DIR/slurm.conf" /usr/sbin/slurmd -N "$SLURM_NODE2"
     fi
     local ok=0
     for _ in $(seq 300); do
@@ -140,13 +156,13 @@ slurm_up() {
       sleep 0.1
     done
     if [ "$ok" != 1 ]; then
-      echo "services: Slurm did not come up; see $SLURM_DIR/log/slurmctld.log and slurmd.log" >&2
+      echo "services: Slurm did not come up; see $SLURM_DIR/log/slurmctld.log and slurmd-<node>.log" >&2
       slurm_env sinfo >&2 || true
       exit 1
     fi
-    # the node is idle: a trivial job must run through (the whole path: munge, slurmctld, slurmd, a batch step)
+    # the nodes are idle: a trivial two-node job must run through (munge, slurmctld, both slurmd, a step on each)
     local id
-    id="$(slurm_env sbatch --parsable --output=/dev/null --wrap true)"
+    id="$(slurm_env sbatch --parsable --nodes=2 --output=/dev/null --wrap 'srun true')"
     for _ in $(seq 300); do
       slurm_env squeue -h -j "$id" 2>/dev/null | grep -q . || break
       sleep 0.1
@@ -159,7 +175,7 @@ slurm_up() {
   fi
   echo "SLURM_AVAILABLE=1" >> "$STATE/env"
   echo "SLURM_CONF=$SLURM_DIR/slurm.conf" >> "$STATE/env"
-  echo "services: Slurm ready, node $(hostname -s) with gpu:8, partition $SLURM_PARTITION ($((SECONDS - started))s;" \
+  echo "services: Slurm ready, nodes $(slurm_nodes | tr ' ' ,) with gpu:8 each, partition $SLURM_PARTITION ($((SECONDS - started))s;" \
        "SLURM_CONF written to .services/env)"
 }
 
@@ -169,7 +185,7 @@ slurm_down() {
 
 slurm_status() {
   if [ -s "$SLURM_DIR/slurm.conf" ] && slurm_healthy; then
-    echo "slurm: up, node $(hostname -s) $(slurm_env sinfo -h -n "$(hostname -s)" -o '%t %G'), SLURM_CONF=$SLURM_DIR/slurm.conf"
+    echo "slurm: up, nodes $(slurm_env sinfo -h -N -n "$(slurm_nodes | tr ' ' ,)" -o '%N %t %G' | tr '\n' ' ')SLURM_CONF=$SLURM_DIR/slurm.conf"
   else
     echo "slurm: down"
   fi

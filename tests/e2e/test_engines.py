@@ -1,7 +1,7 @@
 """The tinyrl job, submitted with `sf` alone, runs to success through Slurm and through Ray: its log reaches
 `sf job logs`, its checkpoint is registered, `sf job status --json` names the engine and its id, and the engine
-itself confirms the run (`scontrol` shows COMPLETED, the Ray Jobs API SUCCEEDED). On the one-node Slurm cluster a
-two-node `h200:16` job waits with Slurm's reason, and stops cleanly.
+itself confirms the run (`scontrol` shows COMPLETED, the Ray Jobs API SUCCEEDED). On the Slurm cluster of two real
+nodes (and a third that never comes up) a three-node `h200:24` job waits with Slurm's reason, and stops cleanly.
 
 The engines are the services of `scripts/services.sh up` (markers `slurm` and `ray`; skipped loudly without them,
 failed under CI). One console per engine, started as an operator would: `sf console up --executor …`.
@@ -91,13 +91,16 @@ def test_tinyrl_runs_to_success_through_the_engine(engine: tuple[str, ConsolePro
 
 
 @pytest.mark.parametrize("engine", ENGINES[:1], indirect=True)
-def test_a_two_node_job_waits_with_slurms_reason_and_stops(engine: tuple[str, ConsoleProcess],
+def test_a_job_larger_than_the_live_nodes_waits_with_slurms_reason_and_stops(engine: tuple[str, ConsoleProcess],
                                                            tmp_path: Path) -> None:
     _, console = engine
     me = make_researcher(console, tmp_path)
+    with console.client(console.admin_token) as admin:  # the default quota allows 16 GPUs at once
+        answer = admin.post("/api/admin/quotas", json={"username": me.user, "max_concurrent_gpus": 24})
+        assert answer.status_code == 200, answer.text
     assert me.sf("new", "wide", "--method", "tinyrl/grpo").returncode == 0
     me.commit("wide")
-    submitted = me.sf("submit", "wide", "--profile", "h200:16")
+    submitted = me.sf("submit", "wide", "--profile", "h200:24")  # three nodes: the third is never up
     assert submitted.returncode == 0, submitted.stderr
     job_id = submitted.stdout.strip()
     deadline = time.monotonic() + 60

@@ -1,4 +1,5 @@
-"""What the Slurm executor does beyond the conformance suite, on the one-node cluster of `scripts/services.sh up`:
+"""What the Slurm executor does beyond the conformance suite, on the cluster of `scripts/services.sh up` (two real
+nodes and a third that never comes up):
 a job larger than the cluster waits with Slurm's reason and is cancelled cleanly; the capacity counts every node of
 a series' partition; the run token reaches the job without being written into its batch script; a job runs in the
 job sandbox on its node (it sees neither the console's state folder nor another run, and runs as its account's uid
@@ -59,11 +60,11 @@ def _until(executor: SlurmExecutor, ref: str, done: Callable[[ExecState], bool],
 
 def test_a_job_larger_than_the_cluster_waits_with_slurms_reason_and_is_cancelled(
         executor: SlurmExecutor, tmp_path: Path) -> None:
-    request = _request(executor, tmp_path, "big", "print('never')", pools=(PoolShape("h200", 2, 8),))
+    request = _request(executor, tmp_path, "big", "print('never')", pools=(PoolShape("h200", 3, 8),))
     ref = executor.submit(request)
     script = (request.run_dir / SCRIPT_FILE).read_text()
-    assert "#SBATCH --nodes=2" in script and "#SBATCH --gres=gpu:8" in script
-    # Slurm fills in its reason at its first scheduling pass: the second node of the cluster is never up. Which
+    assert "#SBATCH --nodes=3" in script and "#SBATCH --gres=gpu:8" in script
+    # Slurm fills in its reason at its first scheduling pass: the third node of the cluster is never up. Which
     # words it uses depends on the pass (`ReqNodeNotAvail, …`, or its long form naming DOWN and DRAINED nodes).
     node_down = ("ReqNodeNotAvail", "Nodes required for job are DOWN, DRAINED")
     state = _until(executor, ref, lambda s: s.state != "pending" or any(why in s.detail for why in node_down))
@@ -77,7 +78,7 @@ def test_a_job_larger_than_the_cluster_waits_with_slurms_reason_and_is_cancelled
 
 def test_capacity_counts_every_node_of_the_partition_up_or_not(executor: SlurmExecutor) -> None:
     capacity = executor.capacity()
-    assert capacity["h200"] == 16  # gpu:8 on the node that runs and on the one that never comes up
+    assert capacity["h200"] == 24  # gpu:8 on each of the two nodes that run and on the one that never comes up
     assert capacity["cpu"] > 0
 
 

@@ -27,7 +27,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,9 +214,10 @@ class NetworkStart:
         for name in ("info_w", "block_r", "resolv", *(("exit_w",) if self.job_holds_exit else ())):
             self._close(name)
 
-    def attach(self) -> subprocess.Popen[bytes] | None:
+    def attach(self, ready: Callable[[int], None] | None = None) -> subprocess.Popen[bytes] | None:
         """Give bubblewrap's child its network, then let the job start; return the network stack's process.
 
+        `ready` is called with the child's pid once its network is set up, before the job starts (the fabric).
         Raises NetworkUnavailable after killing the waiting child, so the job never starts.
         """
         pid = self._child_pid()
@@ -225,6 +226,8 @@ class NetworkStart:
             if self.network.mode == EGRESS:
                 stack = self._slirp(pid)
                 self._configure()
+            if ready is not None:
+                ready(pid)
             os.write(self._fds["block_w"], b"1")
         except BaseException:
             with contextlib.suppress(OSError):

@@ -8,6 +8,10 @@ nothing else) to the console's URL. It waits for the sandbox and exits with its 
     --network none|egress    what the job reaches (default egress)
     --console URL            the console's ingest endpoint as this node reaches it (STARFORGE_ENDPOINT's value)
     --image                  the sandbox's root is a job image: its resolver is bound over the image's /etc/resolv.conf
+    --fabric DIR --rank R --ranks N [--fabric-host H]
+                             one rank of a multi-node job: the job fabric (`fabric`) joins the ranks' namespaces;
+                             DIR is the run's fabric folder (every node sees it, the job never does), H the address
+                             other nodes reach this one at (default: the one it uses toward the console)
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ import tempfile
 import threading
 import urllib.parse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 
 from ..wire import CHANNEL_DIR, CHANNEL_SOCKET, INGEST_ROOT
+from .fabric import Fabric, check_clear, default_host
 from .jobnet import (
     EGRESS,
     NETWORK_MODES,
@@ -38,7 +44,7 @@ from .jobnet import (
     host_addresses,
 )
 
-__all__ = ["IngestRelay", "main"]
+__all__ = ["FabricPlace", "IngestRelay", "main", "run"]
 
 MAX_BODY = 16 * 1024 * 1024  # the console's own limit on one ingest call
 _FORWARDED = ("Content-Type", "X-StarForge-Token")
@@ -129,17 +135,32 @@ def _inherited(argv: Sequence[str]) -> tuple[int, ...]:
     return tuple(int(argv[i + 1]) for i, word in enumerate(argv[:-1]) if word == "--args" and argv[i + 1].isdigit())
 
 
-def run(network: str, console: str, bwrap: list[str], *, image: bool = False) -> int:
-    """Start `bwrap` with its network and channel, relay its ingest, and return its exit status."""
+@dataclass(frozen=True)
+class FabricPlace:
+    """Where this rank sits in its job's fabric: the run's fabric folder, its rank, the ranks, its reachable host."""
+
+    folder: str
+    rank: int
+    ranks: int
+    host: str = ""
+
+
+def run(network: str, console: str, bwrap: list[str], *, image: bool = False,
+        fabric: FabricPlace | None = None) -> int:
+    """Start `bwrap` with its network, channel and (`fabric`) its job fabric, relay its ingest; return its status."""
     folder = tempfile.mkdtemp(prefix="starforge-channel-")
     os.chmod(folder, 0o755)  # a job of a per-job uid enters it inside its sandbox
     relay: IngestRelay | None = None
+    link: Fabric | None = None
     try:
         if console:  # without an ingest endpoint the job reports nothing: its channel stays empty
             relay = IngestRelay(os.path.join(folder, CHANNEL_SOCKET), console)
             threading.Thread(target=relay.serve_forever, name="ingest-relay", daemon=True).start()
         host = urllib.parse.urlsplit(console).hostname or ""
         policy = JobNetwork.find(network, denied=host_addresses(host))
+        if fabric is not None:  # before the job's sandbox exists: a rank waits here for rank 0's hub
+            check_clear(policy.routes())
+            link = Fabric.start(fabric.folder, fabric.rank, fabric.ranks, fabric.host or default_host(host))
         start = policy.prepare(job_holds_exit=False)
         argv = _with_options(bwrap, [*start.options(image=image), "--ro-bind", folder, CHANNEL_DIR])
         try:
@@ -150,7 +171,7 @@ def run(network: str, console: str, bwrap: list[str], *, image: bool = False) ->
             raise
         stack = None
         try:
-            stack = _attach(start, child)
+            stack = _attach(start, child, link)
             code = child.wait()
         finally:
             start.release_stack()
@@ -165,16 +186,19 @@ def run(network: str, console: str, bwrap: list[str], *, image: bool = False) ->
               file=sys.stderr, flush=True)
         return 1
     finally:
+        if link is not None:
+            link.close()
         if relay is not None:
             relay.shutdown()
             relay.server_close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _attach(start: NetworkStart, child: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None:
+def _attach(start: NetworkStart, child: subprocess.Popen[bytes],
+            link: Fabric | None) -> subprocess.Popen[bytes] | None:
     start.started()
     try:
-        return start.attach()
+        return start.attach(link.attach if link is not None else None)
     except BaseException:
         child.wait()  # its waiting child was killed: bubblewrap ends with it
         raise
@@ -191,8 +215,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--network", choices=NETWORK_MODES, default=EGRESS)
     parser.add_argument("--console", default="")
     parser.add_argument("--image", action="store_true")
+    parser.add_argument("--fabric", default="")
+    parser.add_argument("--rank", type=int, default=0)
+    parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--fabric-host", default="")
     options = parser.parse_args(words[:cut])
-    return run(options.network, options.console, words[cut + 1:], image=options.image)
+    place = FabricPlace(options.fabric, options.rank, options.ranks, options.fabric_host) if options.fabric else None
+    return run(options.network, options.console, words[cut + 1:], image=options.image, fabric=place)
 
 
 if __name__ == "__main__":

@@ -28,11 +28,13 @@ from .isolation import Isolation
 from .run_log import write_private
 from .sandbox import GPU_CONTROL_NODES
 
-__all__ = ["ARGS_FD", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "node_command"]
+__all__ = ["ARGS_FD", "FABRIC_FOLDER", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "fabric_folder",
+           "node_command"]
 
 SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
 ARGS_FD = 9  # the descriptor bubblewrap reads its options from (`--args 9`), opened on the node
 NODE_HELPER = "starforge.engines.jobnet_node"  # run on each node around bubblewrap (its network, channel)
+FABRIC_FOLDER = "fabric"  # in the run folder, mode 0700: where a multi-node job's helpers meet (`engines.fabric`)
 _NO_STATE = Path("/nonexistent/starforge-state")  # the state folder of an executor not told its own (tests)
 
 
@@ -43,6 +45,16 @@ def node_command(helper: tuple[str, ...], bwrap: str, inside: Iterable[str]) -> 
     """
     wrapped = [bwrap, "--args", str(ARGS_FD), "--", "env", "--default-signal=TERM", *inside]
     return [*helper, "--", *wrapped] if helper else wrapped
+
+
+def fabric_folder(run_dir: Path) -> Path:
+    """Return the run's fabric folder, made empty with mode 0700: the nodes' helpers meet there, the job never does
+    (a previous attempt's rank 0 address is gone)."""
+    folder = run_dir / FABRIC_FOLDER
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o700)  # whatever the umask
+    return folder
 
 
 class NodeSandbox:

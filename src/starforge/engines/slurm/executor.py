@@ -10,8 +10,9 @@ longer knows that left no exit record is lost.
 With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the job sandbox of cluster nodes
 (`node_sandbox.NodeSandbox`, shared with the Ray executor): its options are written to `<run>/sandbox.args` (0600,
 never shown to the job) and the job sees its run at /forge/runs/…, in its own network namespace set up on the node by
-`jobnet_node` (`executors.slurm.network`: none or egress), which also relays its ingest; a root console runs it as
-its account's uid from the uid pool, recorded in `<run>/slurm-sandbox.json` so that a restarted console holds it
+`jobnet_node` (`executors.slurm.network`: none or egress), which also relays its ingest; on several nodes the helpers
+join the ranks through the job fabric, meeting in `<run>/fabric` (0700, made before sbatch); a root console runs it
+as its account's uid from the uid pool, recorded in `<run>/slurm-sandbox.json` so that a restarted console holds it
 again and releases it once Slurm says it ended.
 Ray-on-Slurm jobs stay unsandboxed: their paths are translated back to the console's own.
 """
@@ -33,7 +34,7 @@ from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from ..identities import UidPool
 from ..isolation import Isolation
-from ..node_sandbox import NodeSandbox
+from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, fabric_folder
 from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
 from .config import SlurmSettings
 from .script import SlurmJob, SlurmPool, render_batch
@@ -48,7 +49,7 @@ from .states import (
     waiting_text,
 )
 
-__all__ = ["SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
+__all__ = ["FABRIC_FOLDER", "SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
 
 SCRIPT_FILE = "slurm.sh"  # in the run folder, mode 0700: the batch script as submitted
 SANDBOX_RECORD = "slurm-sandbox.json"  # in the run folder: the job's uid and owner, and whether it was released
@@ -235,6 +236,8 @@ class SlurmExecutor:
                 inside = box.prepare(request, uid, gpus_per_node=self._gpus_per_node(request))
                 helper = box.helper(console, image=request.image_root is not None)
                 job = replace(self._job(request, env, box.bwrap), argv=tuple(inside), network_helper=helper)
+                if sum(pool.nodes for pool in job.pools) > 1:
+                    job = replace(job, fabric=str(fabric_folder(run_dir)))
             else:
                 job = self._job(request, env)
             script = render_batch(job, self.settings)
@@ -297,6 +300,11 @@ class SlurmExecutor:
                 slurm_state = accounted.status
                 engine_reason = accounted.reason if accounted.status == "failed" and \
                     not accounted.reason.startswith("the job failed on the cluster") else ""
+        if record is not None and record.exit_code == 0 and code and shown is not None \
+                and shown.get("NumNodes", "1") not in ("", "1"):
+            # several nodes: rank 0 succeeded, another rank failed (Slurm's exit status is the failing task's)
+            return ExecState("exited", exit_code=code, detail=detail or "a rank on another node failed",
+                             reason=engine_reason)
         if record is not None:
             return ExecState("exited", exit_code=record.exit_code, signal=record.signal, detail=detail,
                              reason=engine_reason)

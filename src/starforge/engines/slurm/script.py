@@ -8,7 +8,9 @@ written into the script: it is read at start from `<run_dir>/run-token` (`TOKEN_
 with mode 0600 next to the script, so the script can be kept, shown and accounted by Slurm without the secret.
 A sandboxed job (`SlurmJob.sandbox`, the bubblewrap command) starts as `bwrap --args 9 -- <argv> 9<<run>/sandbox.args`
 on each node, behind the node's network helper (`SlurmJob.network_helper`) when it has one: the options file (`SANDBOX_ARGS_FILE`, written by the executor) names its view, and `argv` is the
-command inside it; the script itself never enters a job-side path (bubblewrap's `--chdir` does).
+command inside it; the script itself never enters a job-side path (bubblewrap's `--chdir` does). Sandboxed on
+several nodes (`SlurmJob.fabric`), each node's helper joins its rank to the job fabric (`engines.fabric`): the
+rendezvous address is rank 0's fabric address and the socket interfaces of gloo and NCCL name the fabric.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ...contract import INGEST_TOKEN_VARIABLE
+from ...wire import EXIT_FILE_VARIABLE
 from ..base import JobRefused
+from ..fabric import FABRIC_IFNAME, address_of
 from ..node_sandbox import ARGS_FD, SANDBOX_ARGS_FILE, node_command
 from ..run_log import OUTPUT, TOKEN_FILE
 from .config import SlurmSeries, SlurmSettings
@@ -60,6 +64,7 @@ class SlurmJob:
     python: str = "python3"  # the runtime's interpreter; `ray` is taken from the same folder
     sandbox: str = ""  # the bubblewrap command that starts `argv` in the job's view; "": unsandboxed
     network_helper: tuple[str, ...] = ()  # the node's helper around bubblewrap (its network and channel); (): none
+    fabric: str = ""  # several sandboxed nodes: the run's fabric folder, which joins the ranks (`engines.fabric`)
 
 
 def slurm_time(seconds: float) -> str:
@@ -175,6 +180,8 @@ def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> li
     rank = "SLURM_PROCID" if het else "SLURM_NODEID"
     step = f"--het-group={','.join(str(g) for g in range(len(job.pools)))}" if het else \
         f"--nodes={total} --ntasks-per-node=1"
+    if job.sandbox and job.network_helper and job.fabric:
+        return _fabric(job, settings, total, rank, step, opts, prefix, redirect)
     return [
         "# several nodes: one task per node, with a torchrun-style rendezvous (the first node is the master)",
         *_node_lists(len(job.pools)),
@@ -184,6 +191,29 @@ def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> li
         f"export NPROC_PER_NODE={job.pools[0].gpus_per_node}",
         f"srun {step} {opts}{prefix}bash -c 'export NODE_RANK=\"${rank}\"; {ignore}exec \"$@\"{redirect}' starforge-node "
         f"{argv}",
+    ]
+
+
+def _fabric(job: SlurmJob, settings: SlurmSettings, total: int, rank: str, step: str, opts: str, prefix: str,
+            redirect: str) -> list[str]:
+    """Several sandboxed nodes: each node's helper joins its rank to the job fabric, where rank 0 is the master."""
+    fabric = ("--fabric", job.fabric, "--ranks", str(total))
+    # rank 0's exit record is the job's; every other rank writes its own next to it (the executor reads Slurm's exit
+    # status for a rank that failed)
+    own = (f'[ "$NODE_RANK" = 0 ] || export {EXIT_FILE_VARIABLE}="${{{EXIT_FILE_VARIABLE}%.json}}-rank$NODE_RANK.json"; '
+           if EXIT_FILE_VARIABLE in job.env else "")
+    node = (f'export NODE_RANK="${rank}"; {own}trap "" TERM; exec {_q(job.network_helper)} {_q(fabric)} '
+            f'--rank "$NODE_RANK" -- "$@"{redirect}')
+    inside = _q(node_command((), job.sandbox, job.argv))
+    return [
+        "# several sandboxed nodes: one task per node; the ranks meet on the job fabric (rank 0 is the master)",
+        f"export MASTER_ADDR={address_of(0)}",
+        f"export MASTER_PORT={settings.master_port}",
+        f"export NNODES={total}",
+        f"export NPROC_PER_NODE={job.pools[0].gpus_per_node}",
+        f"export GLOO_SOCKET_IFNAME={FABRIC_IFNAME}",
+        f"export NCCL_SOCKET_IFNAME={FABRIC_IFNAME}",
+        f"srun {step} {opts}{prefix}bash -c {shlex.quote(node)} starforge-node {inside}",
     ]
 
 

@@ -48,6 +48,8 @@ PYTHON = "/shared/starforge/runtimes/rt-1/bin/python"
 JOB_RUN = "/forge/runs/alice/exp/r-0123456789"  # the run as the sandboxed job sees it
 SETPRIV = ("setpriv", "--reuid=61184", "--regid=61184", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
            "--no-new-privs", "--")
+HELPER = ("/shared/starforge/runtimes/rt-1/bin/python", "-I", "-m", "starforge.engines.jobnet_node", "--network",
+          "egress", "--console", "http://console.lab:8000/api/ingest")
 
 
 def job(*pools: tuple[str, int, int], uses_ray: bool = False, **changes: Any) -> SlurmJob:
@@ -73,6 +75,10 @@ CASES = {
     "h200x16_torchrun_sandbox": (job(("h200", 2, 8), sandbox="/usr/bin/bwrap", cwd=f"{JOB_RUN}/work",
                                      argv=(*SETPRIV, PYTHON, "-m", "starforge.runner", "--workdir",
                                            f"{JOB_RUN}/work")), SETTINGS),
+    "h200x16_torchrun_fabric": (job(("h200", 2, 8), sandbox="/usr/bin/bwrap", cwd=f"{JOB_RUN}/work",
+                                    network_helper=HELPER, fabric=f"{RUN}/fabric",
+                                    argv=(*SETPRIV, PYTHON, "-m", "starforge.runner", "--workdir",
+                                          f"{JOB_RUN}/work")), SETTINGS),
 }
 
 
@@ -194,6 +200,27 @@ def test_sandboxed_nodes_start_bubblewrap_with_the_options_file(tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     line = "--args|9|--|env|--default-signal=TERM|python|job.py|--chdir,/forge/runs/r/work,"
     assert result.stdout.splitlines() == [f"{line}trap -- '' SIGTERM"] * 2
+
+
+def test_sandboxed_nodes_join_the_job_fabric_each_with_its_rank(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "sandbox.args").write_bytes(b"--chdir\0/forge/runs/r/work\0")
+    # the node's helper prints its argv and the rendezvous it passes on, then what bubblewrap reads from fd 9
+    stub(tmp_path, "fake-helper", 'printf "%s|" "$@"; printf "%s|" "$MASTER_ADDR" "$MASTER_PORT" "$NNODES" '
+                                  '"$GLOO_SOCKET_IFNAME" "$NCCL_SOCKET_IFNAME" "$FORGE_EXIT_FILE"; tr "\\0" , <&9; echo\n')
+    script = render_batch(job(("cpu", 2, 1), argv=("python", "job.py"), run_dir=str(run), logs=str(run / "logs"),
+                              env={"FORGE_EXIT_FILE": "/forge/runs/r/logs/exit.json"},
+                              sandbox="/usr/bin/bwrap", network_helper=(str(tmp_path / "fake-helper"), "--network",
+                                                                        "none"), fabric=str(run / "fabric")),
+                          SETTINGS)
+    result = run_script(tmp_path, script, ["node1", "node2"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"--network|none|--fabric|{run}/fabric|--ranks|2|--rank|{rank}|--|/usr/bin/bwrap|--args|9|--|env|"
+        f"--default-signal=TERM|python|job.py|100.64.213.1|29500|2|sf-fabric|sf-fabric|{exit_file}|"
+        "--chdir,/forge/runs/r/work,"
+        for rank, exit_file in ((0, "/forge/runs/r/logs/exit.json"), (1, "/forge/runs/r/logs/exit-rank1.json"))]
 
 
 def test_a_failing_command_fails_the_script(tmp_path: Path) -> None:
