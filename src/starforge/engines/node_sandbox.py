@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -28,8 +29,8 @@ from .isolation import Isolation
 from .run_log import write_private
 from .sandbox import GPU_CONTROL_NODES
 
-__all__ = ["ARGS_FD", "FABRIC_FOLDER", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "fabric_folder",
-           "node_command"]
+__all__ = ["ARGS_FD", "FABRIC_FOLDER", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "console_side",
+           "fabric_folder", "node_command"]
 
 SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
 ARGS_FD = 9  # the descriptor bubblewrap reads its options from (`--args 9`), opened on the node
@@ -166,6 +167,25 @@ class NodeSandbox:
         tmp = run_dir / (self.record + ".tmp")
         tmp.write_text(json.dumps(record), encoding="utf-8")
         os.replace(tmp, run_dir / self.record)
+
+
+def console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | None) -> LaunchRequest:
+    """Return `request` with the sandbox paths it names (/forge/…) replaced by the console's own (an unsandboxed job)."""
+    pairs = [(paths.run_dir, str(request.run_dir)),
+             *((m.target, str(m.source)) for m in (*request.mounts, *request.caches))]
+    if storage_root is not None:
+        pairs.append((paths.storage_root, str(storage_root)))
+    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+    pattern = re.compile("|".join(f"{re.escape(job)}(?=/|$|[^A-Za-z0-9_.-])" for job, _ in pairs))
+    console = dict(pairs)
+
+    def host(text: str) -> str:
+        return pattern.sub(lambda match: console[match.group(0)], text)
+
+    return replace(request, argv=tuple(host(a) for a in request.argv), cwd=host(request.cwd),
+                   env={k: host(v) for k, v in request.env.items()},
+                   mounts=tuple(Mount(m.source, str(m.source), m.within) for m in request.mounts),
+                   caches=tuple(Mount(m.source, str(m.source)) for m in request.caches))
 
 
 def _resolved_within(mount: Mount) -> Path:

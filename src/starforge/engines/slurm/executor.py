@@ -31,10 +31,10 @@ from pathlib import Path
 
 from ...contract import INGEST_ENDPOINT_VARIABLE, INGEST_TOKEN_VARIABLE
 from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
-from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
+from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest
 from ..identities import UidPool
 from ..isolation import Isolation
-from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, fabric_folder
+from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, console_side, fabric_folder
 from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
 from .config import SlurmSettings
 from .script import SlurmJob, SlurmPool, render_batch
@@ -221,7 +221,7 @@ class SlurmExecutor:
                              "(executors.slurm.sandbox) or a container mode (executors.slurm.container: pyxis or "
                              "apptainer): it would run on the nodes' own system instead")
         if box is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
-            request = _console_side(request, box.job_paths(run_dir), self.storage_root)
+            request = console_side(request, box.job_paths(run_dir), self.storage_root)
         exit_file = f"{self.job_paths(run_dir).logs if sandboxed else run_dir / 'logs'}/{EXIT_FILE}"
         env = {**request.env, EXIT_FILE_VARIABLE: exit_file}
         token = env.get(INGEST_TOKEN_VARIABLE)
@@ -385,22 +385,3 @@ def _gres_count(text: str, wanted: str) -> int:
         if count.isdigit():
             total += int(count)
     return total
-
-
-def _console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | None) -> LaunchRequest:
-    """Return `request` with the sandbox paths it names (/forge/…) replaced by the console's own (an unsandboxed job)."""
-    pairs = [(paths.run_dir, str(request.run_dir)),
-             *((m.target, str(m.source)) for m in (*request.mounts, *request.caches))]
-    if storage_root is not None:
-        pairs.append((paths.storage_root, str(storage_root)))
-    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
-    pattern = re.compile("|".join(f"{re.escape(job)}(?=/|$|[^A-Za-z0-9_.-])" for job, _ in pairs))
-    console = dict(pairs)
-
-    def host(text: str) -> str:
-        return pattern.sub(lambda match: console[match.group(0)], text)
-
-    return replace(request, argv=tuple(host(a) for a in request.argv), cwd=host(request.cwd),
-                   env={k: host(v) for k, v in request.env.items()},
-                   mounts=tuple(Mount(m.source, str(m.source), m.within) for m in request.mounts),
-                   caches=tuple(Mount(m.source, str(m.source)) for m in request.caches))
