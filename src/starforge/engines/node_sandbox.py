@@ -112,7 +112,8 @@ class NodeSandbox:
         caches = tuple((m.source, m.target) for m in request.caches)
         view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches,
                                    root=request.image_root)
-        view = replace(view, extra=_gpu_binds(gpus_per_node))
+        # the job dies with bubblewrap's parent, the node helper: a helper its engine killed leaves nothing running
+        view = replace(view, extra=("--die-with-parent", *_gpu_binds(gpus_per_node)))
         options, inside = self.isolation.arguments(view, list(request.argv), uid=uid)
         write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
         return inside

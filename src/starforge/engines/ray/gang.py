@@ -82,6 +82,8 @@ class _Gang:
         from ray.util.placement_group import placement_group, remove_placement_group
 
         ray.init(logging_level="ERROR", log_to_driver=False)  # the cluster of this job (RAY_ADDRESS)
+        for signum in (signal.SIGTERM, signal.SIGINT):  # after ray.init, whose own handler would end the driver
+            signal.signal(signum, lambda _signum, _frame: self.stop.set())
         group = placement_group(self.bundles, strategy="STRICT_SPREAD", name=f"starforge-{self.spec['run_id']}")
         try:
             if not self._placed(ray, group):
@@ -205,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     spec = json.loads(Path(words[0]).read_text(encoding="utf-8"))
     gang = _Gang(spec)
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (signal.SIGTERM, signal.SIGINT):  # a stop before ray.init: give up at once, cleanly
         signal.signal(signum, lambda _signum, _frame: gang.stop.set())
     from ray import cloudpickle
 

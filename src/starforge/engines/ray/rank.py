@@ -3,7 +3,8 @@
 `Rank.start` runs the rank's command on the actor's node in a session of its own, its output appended to the run's
 log file, the run token read there from the run's 0600 token file (never sent through Ray); a sandboxed rank opens
 bubblewrap's options as descriptor 9 and ignores SIGTERM up to the job (`env --default-signal` gives it back), as
-the single-node entrypoint does. `signal` reaches every process of the rank; `wait` returns its exit status. The
+the single-node entrypoint does. `signal` reaches every process of the rank, as Ray's own stop reaches every
+descendant of an entrypoint; `wait` returns its exit status. The
 command dies with the actor's process (PR_SET_PDEATHSIG), so a rank Ray kills leaves nothing behind. Standard
 library only (and ray, in the actor): the launcher sends this module's code by value, so a node needs no StarForge.
 """
@@ -93,7 +94,32 @@ class Rank:
         return self._code if self._code is not None else 1
 
     def signal(self, signum: int) -> None:
-        """Send `signum` to every process of the rank (its session's process group)."""
-        if self._process is not None and self._process.poll() is None:
+        """Send `signum` to every process of the rank: its command and all its descendants (bubblewrap starts the
+        job in a session of its own, where the command's process group does not reach)."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        for pid in (self._process.pid, *_descendants(self._process.pid)):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._process.pid, signum)
+                os.kill(pid, signum)
+
+
+def _descendants(root: int) -> list[int]:
+    """Return every descendant of process `root` (read from /proc), parents before their children."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state, past the command's name
+        children.setdefault(parent, []).append(int(entry))
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out

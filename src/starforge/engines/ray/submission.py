@@ -122,7 +122,8 @@ def render_submission(request: LaunchRequest, settings: RaySettings, *, submissi
     wait = max(1, math.ceil(stop_grace)) + (GANG_MARGIN if gang_file else 0)
     env = {**request.env, EXIT_FILE_VARIABLE: exit_file, STOP_WAIT_VARIABLE: str(wait)}
     env.pop(INGEST_TOKEN_VARIABLE, None)
-    runtime_env: dict[str, Any] = {} if sandboxed is not None else {"working_dir": request.cwd}
+    # sandboxed or a gang, the job works in its own folder (shared storage), not in a copy Ray uploads
+    runtime_env: dict[str, Any] = {} if sandboxed is not None or gang_file else {"working_dir": request.cwd}
     if requirements and not settings.shared_runtime:
         runtime_env["pip"] = list(requirements)
         argv = ("python", *argv[1:])
