@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -81,7 +82,7 @@ class _Gang:
         import ray
         from ray.util.placement_group import placement_group, remove_placement_group
 
-        ray.init(logging_level="ERROR", log_to_driver=False)  # the cluster of this job (RAY_ADDRESS)
+        ray.init(logging_level=logging.ERROR, log_to_driver=False)  # the cluster of this job (RAY_ADDRESS)
         for signum in (signal.SIGTERM, signal.SIGINT):  # after ray.init, whose own handler would end the driver
             signal.signal(signum, lambda _signum, _frame: self.stop.set())
         group = placement_group(self.bundles, strategy="STRICT_SPREAD", name=f"starforge-{self.spec['run_id']}")
@@ -211,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signum, lambda _signum, _frame: gang.stop.set())
     from ray import cloudpickle
 
-    cloudpickle.register_pickle_by_value(rank_module)  # a node needs ray, not StarForge
+    cloudpickle.register_pickle_by_value(rank_module)  # type: ignore[no-untyped-call]  # a node needs ray only
     return gang.run()
 
 

@@ -45,7 +45,7 @@ class Rank:
         """Return this rank's node: its Ray node id, its address and its host name."""
         import ray  # the actor's own ray
 
-        return {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address(),
+        return {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
                 "host": socket.gethostname()}
 
     def free_port(self) -> int:
