@@ -30,6 +30,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_hostile_schemathesis.py": 70,
     "tests/integration/test_runtimes.py": 60,
     "tests/e2e/test_engines.py": 44,
+    "tests/e2e/test_ray_nodes.py": 28,
     "tests/integration/test_cli_recipes.py": 42,
     "tests/integration/test_console_hardening.py": 41,
     "tests/e2e/test_researcher_path.py": 38,

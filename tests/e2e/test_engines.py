@@ -1,6 +1,7 @@
 """The tinyrl job, submitted with `sf` alone, runs to success through Slurm and through Ray: its log reaches
 `sf job logs`, its checkpoint is registered, `sf job status --json` names the engine and its id, and the engine
-itself confirms the run (`scontrol` shows COMPLETED, the Ray Jobs API SUCCEEDED). On the Slurm cluster of two real
+itself confirms the run (`scontrol` shows COMPLETED, the Ray Jobs API SUCCEEDED). On both engines a job runs in the
+node sandbox: the network probe reaches nothing of the machine, the isolation probe finds nothing of the console. On the Slurm cluster of two real
 nodes (and a third that never comes up) a three-node `h200:24` job waits with Slurm's reason, and stops cleanly.
 
 The engines are the services of `scripts/services.sh up` (markers `slurm` and `ray`; skipped loudly without them,
@@ -9,10 +10,13 @@ failed under CI). One console per engine, started as an operator would: `sf cons
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,9 @@ from tests.conftest import _service_env, require_service
 from tests.e2e.conftest import Researcher, make_researcher
 from tests.integration import netprobe
 from tests.integration.conftest import DEFAULT_CONFIG, ConsoleProcess, make_console
+from tests.integration.helpers import admitted, bundle, spec_for, submit
+
+ISOLATION_PROBE = (Path(__file__).parents[1] / "integration" / "isolation_probe.py").read_text()
 
 ENGINES = [pytest.param("slurm", marks=pytest.mark.slurm), pytest.param("ray", marks=pytest.mark.ray)]
 SLURM_SERIES = {"cpu": {"gres": "none"}, "h200": {"gres": "gpu", "gpus_per_node": 8}}
@@ -119,11 +126,42 @@ def test_a_job_larger_than_the_live_nodes_waits_with_slurms_reason_and_stops(eng
     assert _engine_confirms("slurm", row["engine_ref"]) == "CANCELLED"
 
 
-def test_a_job_on_a_slurm_node_reaches_no_service_of_the_machine_and_still_reports(
+def test_a_job_on_a_cluster_node_reaches_no_service_of_the_machine_and_still_reports(
         engine: tuple[str, ConsoleProcess]) -> None:
-    """The network probe of the local sandbox, on the Slurm node sandbox: the node's helper gives the job its own
-    network and relays its ingest; the Ray engine does not sandbox its jobs (docs/security.md)."""
-    name, console = engine
-    if name != "slurm":
-        pytest.skip("the Ray engine runs jobs as the Ray cluster's own user, without the job sandbox")
+    """The network probe of the local sandbox, on the node sandbox of Slurm and of Ray: the node's helper gives the
+    job its own network and relays its ingest (Ray's Jobs API, its GCS and the console are among the targets)."""
+    _name, console = engine
     netprobe.probe_as(console, f"netprobe{os.getpid()}")
+
+
+@pytest.mark.parametrize("engine", ENGINES[1:], indirect=True)
+def test_a_hostile_job_on_a_ray_node_finds_nothing_of_the_console_or_of_another_run(
+        engine: tuple[str, ConsoleProcess]) -> None:
+    """The isolation probe of the local sandbox, on a Ray node: no state folder, database, other run, other job's
+    token or console path is visible, and nothing lands in the state folder; a root console's job runs as a uid of
+    the pool."""
+    name, console = engine
+    user = f"hostile{os.getpid()}"
+    marker = f"planted-{uuid.uuid4().hex[:8]}"
+    with console.client(console.token_for(user)) as api:
+        spec = spec_for(api, "custom/custom", exp="experiments/probe", series="cpu", gpus=1)
+        spec["spec"]["framework"]["image"] = "nvcr.io/team/trainer:1.0"
+        spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
+        files = {"experiments/probe/probe.py": ISOLATION_PROBE,
+                 "experiments/probe/train.sh": f"exec {sys.executable} experiments/probe/probe.py "
+                                               f"{console.state_dir} {marker}\n"}
+        job = admitted(submit(api, spec, data=bundle(files)), "submitted")
+        deadline = time.monotonic() + 180
+        while (row := api.get("/api/job", params={"id": job}).json())["status"] not in ("succeeded", "failed",
+                                                                                          "stopped"):
+            assert time.monotonic() < deadline, row
+            time.sleep(0.3)
+    output = (console.state_dir / "runs" / user / "probe" / job / "logs" / "output.log").read_text(errors="replace")
+    assert row["status"] == "succeeded" and row["executor"] == name, output[-3000:]
+    report = json.loads(next(line for line in output.splitlines() if line.startswith("PROBE "))[6:])
+    for finding in ("state_visible", "walk_up", "databases", "other_runs", "tokens", "env_paths"):
+        assert report[finding] == [], (finding, report[finding])
+    assert len(report["pids"]) < 10, report["pids"]  # its own PID namespace
+    if os.getuid() == 0:
+        assert report["uid"] != 0  # a uid of the pool, not the engine's root
+    assert list(console.state_dir.rglob(marker)) == []

@@ -20,6 +20,8 @@ from starforge.engines.ray import (
     ray_settings_from,
     render_submission,
 )
+from starforge.engines.ray.gang import rank_environment
+from starforge.engines.ray.submission import GANG_MARGIN, Sandboxed, is_gang
 
 GOLDEN = Path(__file__).parent / "golden" / "ray"
 UPDATE = os.environ.get("STARFORGE_UPDATE_GOLDEN") == "1"
@@ -107,7 +109,7 @@ def test_runtime_requirements_travel_only_when_nodes_do_not_share_the_runtime() 
 
 def test_settings_parse_and_name_the_bad_key() -> None:
     settings = ray_settings_from({"series_resources": {"h200": "accelerator_type:H200"}, "shared_runtime": False,
-                                  "address": "http://head:8265/"})
+                                  "address": "http://head:8265/", "sandbox": "off"})
     assert settings.resource_for("h200") == "accelerator_type:H200" and settings.resource_for("a100") == \
         "accelerator_type:A100" and settings.resource_for("cpu") == ""
     assert settings.address == "http://head:8265" and not settings.shared_runtime
@@ -115,6 +117,57 @@ def test_settings_parse_and_name_the_bad_key() -> None:
         ray_settings_from({"bogus": 1})
     with pytest.raises(ValueError, match=r"series_resources\.h200"):
         ray_settings_from({"series_resources": {"h200": "has space"}})
+    assert settings.sandbox is False and ray_settings_from({}).sandbox is True
+    assert ray_settings_from({"network": "none", "slots_per_node": {"cpu": 1}}).slots_per_node == {"cpu": 1}
+    with pytest.raises(ValueError, match=r"shared_runtime: false .* executors\.ray\.sandbox: off"):
+        ray_settings_from({"shared_runtime": False})  # a runtime Ray builds on the node is not in the sandbox
+    with pytest.raises(ValueError, match=r"executors\.ray\.network"):
+        ray_settings_from({"network": "internet"})
+    with pytest.raises(ValueError, match=r"executors\.ray\.slots_per_node"):
+        ray_settings_from({"slots_per_node": {"cpu": 0}})
+
+
+def test_a_sandboxed_job_starts_through_the_node_helper_with_sigterm_left_to_the_job() -> None:
+    command = ("/venv/bin/python", "-I", "-m", "starforge.engines.jobnet_node", "--network", "egress", "--", "bwrap",
+               "--args", "9", "--", "env", "--default-signal=TERM", "python", "job.py")
+    submission = _render(_request(PoolShape("cpu", 1, 1), framework="tinyrl"),
+                         sandboxed=Sandboxed(command, f"{RUN}/sandbox.args"), token_file=f"{RUN}/run-token")
+    entrypoint = str(submission["entrypoint"])
+    assert entrypoint.startswith('trap "" TERM; STARFORGE_TOKEN="$(cat -- /shared/state/runs/ada/exp/r-0001/run-token)" exec ')
+    words = shlex.split(entrypoint.split("exec ", 1)[1])
+    assert tuple(words[:len(command)]) == command
+    assert words[len(command):] == [f"9<{RUN}/sandbox.args", ">>", f"{RUN}/logs/output.log", "2>&1"]
+    assert "working_dir" not in submission["runtime_env"]  # the job works in its own folder, not an uploaded copy
+    assert submission["entrypoint_num_cpus"] == 1.0
+
+
+def test_a_multi_node_job_is_started_by_the_gang_launcher_with_time_to_stop_its_ranks() -> None:
+    request = _request(PoolShape("cpu", 2, 1), framework="custom")
+    assert is_gang(request, RaySettings()) and not is_gang(CASES["h200_16"], RaySettings())  # nemo-rl: its own Ray
+    submission = _render(request, gang_file=f"{RUN}/ray-gang.json", python="/venv/bin/python",
+                         token_file=f"{RUN}/run-token")
+    words = shlex.split(str(submission["entrypoint"]))
+    assert words == ["exec", "/venv/bin/python", "-I", "-m", "starforge.engines.ray.gang", f"{RUN}/ray-gang.json",
+                     ">>", f"{RUN}/logs/output.log", "2>&1"]  # no token: each rank reads it on its node
+    env = submission["runtime_env"]["env_vars"]  # type: ignore[index]
+    assert env["RAY_JOB_STOP_WAIT_TIME_S"] == str(10 + GANG_MARGIN)
+    assert json.loads(env[PLACEMENT_VARIABLE])["bundles"] == [{"CPU": 1.0}, {"CPU": 1.0}]
+    assert "entrypoint_num_cpus" not in submission
+
+
+def test_each_rank_gets_its_place_in_the_gang_and_its_own_exit_record() -> None:
+    base = {"FORGE_EXIT_FILE": "/forge/runs/a/e/r/logs/exit.json", "PATH": "/usr/bin"}
+    first = rank_environment(base, rank=0, ranks=2, per_node=1, master_addr="100.64.0.1", master_port=29500,
+                             fabric=True)
+    second = rank_environment(base, rank=1, ranks=2, per_node=1, master_addr="100.64.0.1", master_port=29500,
+                              fabric=True)
+    assert (first["NODE_RANK"], second["NODE_RANK"], first["NNODES"], first["MASTER_PORT"]) == ("0", "1", "2", "29500")
+    assert first["GLOO_SOCKET_IFNAME"] == second["NCCL_SOCKET_IFNAME"] == "sf-fabric"
+    assert first["FORGE_EXIT_FILE"] == base["FORGE_EXIT_FILE"]
+    assert second["FORGE_EXIT_FILE"] == "/forge/runs/a/e/r/logs/exit-rank1.json"
+    plain = rank_environment(base, rank=1, ranks=2, per_node=1, master_addr="10.0.0.5", master_port=4000,
+                             fabric=False)
+    assert "GLOO_SOCKET_IFNAME" not in plain and plain["MASTER_ADDR"] == "10.0.0.5"
 
 
 def test_importing_the_ray_package_and_settings_does_not_import_ray() -> None:

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config_reader import known_block, slot_counts
+from ..jobnet import EGRESS, network_mode
 from ..slurm.config import RAY_FRAMEWORKS
 
 __all__ = ["RaySettings", "ray_settings_from"]
 
-_KNOWN = ("address", "series_resources", "cpu_series", "ray_frameworks", "shared_runtime", "capacity")
+_KNOWN = ("address", "series_resources", "cpu_series", "ray_frameworks", "shared_runtime", "capacity", "sandbox",
+          "network", "slots_per_node")
 _RESOURCE = re.compile(r"[A-Za-z0-9_.:/-]+")  # a Ray resource name (custom resources, `accelerator_type:H200`)
 
 
@@ -28,7 +30,9 @@ class RaySettings:
     the resource Ray itself declares on a node with such GPUs); `cpu_series` count CPUs instead of GPUs.
     `shared_runtime` says whether every node sees the console's runtime folders at the same path; when it does not,
     the runtime's requirements travel in the job's `runtime_env` (`pip`) and Ray builds them on the node.
-    `capacity` (slots per series) overrides what the cluster's nodes declare.
+    `capacity` (slots per series) overrides what the cluster's nodes declare. `slots_per_node` is a series' node
+    size: the slots one node offers it (its CPUs or GPUs by default), so `<series>:<n>` beyond it spans nodes.
+    `sandbox` starts each job in the job sandbox on its node (not Ray-based frameworks), in its own `network`.
     """
 
     address: str = ""  # the Jobs API (dashboard) URL, e.g. http://head:8265; `--ray-address` overrides it
@@ -37,6 +41,9 @@ class RaySettings:
     ray_frameworks: tuple[str, ...] = RAY_FRAMEWORKS
     shared_runtime: bool = True
     capacity: Mapping[str, int] = field(default_factory=dict)
+    sandbox: bool = True  # start each job in the bubblewrap job sandbox on its node (not Ray-based frameworks)
+    network: str = EGRESS  # none | egress: what a sandboxed job's own network namespace reaches on its node
+    slots_per_node: Mapping[str, int] = field(default_factory=dict)  # a series' node size (default: what nodes have)
 
     def resource_for(self, series: str) -> str:
         """Return the Ray resource that pins `series` ("" for a CPU series)."""
@@ -88,4 +95,19 @@ def ray_settings_from(raw: Any) -> RaySettings:
         values["shared_runtime"] = raw["shared_runtime"]
     if "capacity" in raw:
         values["capacity"] = slot_counts(raw["capacity"], "executors.ray.capacity")
+    if "slots_per_node" in raw:
+        sizes = slot_counts(raw["slots_per_node"], "executors.ray.slots_per_node")
+        if not all(sizes.values()):
+            raise ValueError("executors.ray.slots_per_node: a node offers a series at least one slot")
+        values["slots_per_node"] = sizes
+    if "sandbox" in raw:
+        sandbox = raw["sandbox"]  # YAML 1.1 reads a bare `off` as False
+        if sandbox not in (True, False, "on", "off"):
+            raise ValueError("executors.ray.sandbox: must be on or off")
+        values["sandbox"] = sandbox in (True, "on")
+    if "network" in raw:
+        values["network"] = network_mode(raw["network"], "executors.ray.network")
+    if values.get("sandbox", True) and values.get("shared_runtime", True) is False:
+        raise ValueError("executors.ray.shared_runtime: false builds each job's runtime on its node, where the job "
+                         "sandbox cannot show it: set executors.ray.sandbox: off to run jobs unsandboxed as Ray's user")
     return RaySettings(**values)

@@ -7,24 +7,22 @@ State comes from `squeue` while Slurm queues or runs the job, then from `scontro
 then from `sacct` when accounting is on; the exit record, when present, decides the exit code. A job Slurm no
 longer knows that left no exit record is lost.
 
-With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the local executor's bubblewrap
-sandbox (`Isolation.for_nodes`): its options are written to `<run>/sandbox.args` (0600, never shown to the job) and
-the job sees its run at /forge/runs/…, in its own network namespace set up on the node by `jobnet_node`
-(`executors.slurm.network`: none or egress), which also relays its ingest; on several nodes the helpers join the
-ranks through the job fabric, meeting in `<run>/fabric` (0700, made before sbatch); a root console runs it as its account's uid from the uid pool, recorded in
-`<run>/slurm-sandbox.json` so that a restarted console holds it again and releases it once Slurm says it ended.
+With `executors.slurm.sandbox` on (the default), each job starts on its nodes in the job sandbox of cluster nodes
+(`node_sandbox.NodeSandbox`, shared with the Ray executor): its options are written to `<run>/sandbox.args` (0600,
+never shown to the job) and the job sees its run at /forge/runs/…, in its own network namespace set up on the node by
+`jobnet_node` (`executors.slurm.network`: none or egress), which also relays its ingest; on several nodes the helpers
+join the ranks through the job fabric, meeting in `<run>/fabric` (0700, made before sbatch); a root console runs it
+as its account's uid from the uid pool, recorded in `<run>/slurm-sandbox.json` so that a restarted console holds it
+again and releases it once Slurm says it ended.
 Ray-on-Slurm jobs stay unsandboxed: their paths are translated back to the console's own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -33,13 +31,13 @@ from pathlib import Path
 
 from ...contract import INGEST_ENDPOINT_VARIABLE, INGEST_TOKEN_VARIABLE
 from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
-from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
-from ..identities import DEFAULT_RANGE, UidPool, give_to_job, reclaim_tree
+from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest
+from ..identities import UidPool
 from ..isolation import Isolation
+from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, console_side, fabric_folder
 from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
-from ..sandbox import GPU_CONTROL_NODES
 from .config import SlurmSettings
-from .script import SANDBOX_ARGS_FILE, SlurmJob, SlurmPool, render_batch
+from .script import SlurmJob, SlurmPool, render_batch
 from .states import (
     SACCT_FIELDS,
     SQUEUE_FORMAT,
@@ -54,10 +52,7 @@ from .states import (
 __all__ = ["FABRIC_FOLDER", "SANDBOX_RECORD", "SCRIPT_FILE", "SlurmExecutor"]
 
 SCRIPT_FILE = "slurm.sh"  # in the run folder, mode 0700: the batch script as submitted
-FABRIC_FOLDER = "fabric"  # in the run folder, mode 0700: where a multi-node job's helpers meet (`engines.fabric`)
 SANDBOX_RECORD = "slurm-sandbox.json"  # in the run folder: the job's uid and owner, and whether it was released
-NODE_HELPER = "starforge.engines.jobnet_node"  # run on each node around bubblewrap (its network, channel)
-_NO_STATE = Path("/nonexistent/starforge-state")  # the state folder of an executor not told its own (tests)
 _TIMEOUT = 30.0  # seconds a Slurm command may take before the engine counts as unreachable
 _STOP_POLL = 0.2  # seconds between two checks of a stopping job
 _INVALID_ID = "Invalid job id specified"
@@ -100,14 +95,9 @@ class SlurmExecutor:
         self.storage_root = storage_root  # the console's state folder: runs/ lies beneath it
         self._env = {**{k: os.environ[k] for k in _BASE_ENV if k in os.environ}, **(env or {})}
         self._sacct: bool | None = None  # None: not tried yet; False: accounting is off on this cluster
-        self.isolation: Isolation | None = None  # the job sandbox on the nodes (None: `sandbox: off`)
-        if settings.sandbox:
-            if uids is None and os.getuid() == 0:
-                uids = UidPool(*DEFAULT_RANGE)
-            self.isolation = Isolation.for_nodes(storage_root or _NO_STATE, uids if os.getuid() == 0 else None,
-                                                 settings.network)
-        self._held: set[Path] = set()  # run folders whose uid this executor holds in the pool
-        self._lock = threading.Lock()
+        # the job sandbox on the nodes (None: `sandbox: off`)
+        self.sandbox = NodeSandbox(storage_root, uids, settings.network, record=SANDBOX_RECORD) \
+            if settings.sandbox else None
 
     # Slurm commands ------------------------------------------------------------------------------------------
     def _run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -186,8 +176,8 @@ class SlurmExecutor:
     def job_paths(self, run_dir: Path) -> JobPaths:
         """Return where the job sees its run: under /forge in the sandbox, else the console's own paths (the nodes
         see the run folder where the console keeps it)."""
-        if self.isolation is not None:
-            return self.isolation.job_paths(run_dir)
+        if self.sandbox is not None:
+            return self.sandbox.job_paths(run_dir)
         return Isolation.none(self.storage_root).job_paths(run_dir)
 
     def _job(self, request: LaunchRequest, env: dict[str, str], sandbox: str = "") -> SlurmJob:
@@ -202,25 +192,6 @@ class SlurmExecutor:
                         time_limit_seconds=request.limits.wall_seconds, image=request.image,
                         uses_ray=self.settings.uses_ray(request.framework), python=_interpreter(request.argv),
                         sandbox=sandbox)
-
-    def _sandbox(self, request: LaunchRequest, uid: int | None) -> list[str]:
-        """Prepare the run's folders for `uid`, write bubblewrap's options to the run folder; return the inside argv."""
-        assert self.isolation is not None
-        run_dir = request.run_dir
-        tmp = run_dir / "tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        if uid is not None:
-            give_to_job(run_dir, (m.source for m in request.caches), uid)
-        paths = self.isolation.job_paths(run_dir)
-        inputs = tuple((_resolved_within(m), m.target) for m in request.mounts)
-        caches = tuple((m.source, m.target) for m in request.caches)
-        view = self.isolation.view(run_dir, paths, request.cwd, inputs, (), (), request.runtime, caches,
-                                   root=request.image_root)
-        view = replace(view, extra=_gpu_binds(self._gpus_per_node(request)))
-        options, inside = self.isolation.arguments(view, list(request.argv), uid=uid)
-        write_private(run_dir / SANDBOX_ARGS_FILE, "".join(f"{o}\0" for o in options), 0o600)
-        return inside
 
     def _gpus_per_node(self, request: LaunchRequest) -> int:
         sizes = [max(p.per_node, self.settings.series_for(p.series).gpus_per_node) for p in request.pools
@@ -239,9 +210,9 @@ class SlurmExecutor:
             (run_dir / name).mkdir(parents=True, exist_ok=True)
         (run_dir / "logs" / EXIT_FILE).unlink(missing_ok=True)
         (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
-        iso = self.isolation
-        sandboxed = iso is not None and not self.settings.uses_ray(request.framework)
-        if iso is not None and not sandboxed and os.getuid() == 0:
+        box = self.sandbox
+        sandboxed = box is not None and not self.settings.uses_ray(request.framework)
+        if box is not None and not sandboxed and os.getuid() == 0:
             raise JobRefused(f"{request.framework} recipes start a Ray world, which cannot run in the job sandbox on "
                              "Slurm nodes, and this console submits as root: the job would run as root. Run the console "
                              "as an unprivileged service account, or set executors.slurm.sandbox: off to accept it")
@@ -249,8 +220,8 @@ class SlurmExecutor:
             raise JobRefused(f"the job runs in the image {request.image}, which needs the job sandbox on the nodes "
                              "(executors.slurm.sandbox) or a container mode (executors.slurm.container: pyxis or "
                              "apptainer): it would run on the nodes' own system instead")
-        if iso is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
-            request = _console_side(request, iso.job_paths(run_dir), self.storage_root)
+        if box is not None and not sandboxed:  # a Ray world runs unsandboxed: where the job was told /forge/…
+            request = console_side(request, box.job_paths(run_dir), self.storage_root)
         exit_file = f"{self.job_paths(run_dir).logs if sandboxed else run_dir / 'logs'}/{EXIT_FILE}"
         env = {**request.env, EXIT_FILE_VARIABLE: exit_file}
         token = env.get(INGEST_TOKEN_VARIABLE)
@@ -259,23 +230,22 @@ class SlurmExecutor:
         console = env.get(INGEST_ENDPOINT_VARIABLE, "")
         if sandboxed and console:
             env[INGEST_ENDPOINT_VARIABLE] = channel_endpoint()  # its own network: the console only by its channel
-        uid = iso.uids.take(request.owner) if sandboxed and iso is not None and iso.uids is not None else None
+        uid = box.take(request.owner) if sandboxed and box is not None else None
         try:
-            if sandboxed and iso is not None:
-                inside = self._sandbox(request, uid)
-                helper = (sys.executable, "-I", "-m", NODE_HELPER, "--network", self.settings.network,
-                          "--console", console, *(["--image"] if request.image_root is not None else []))
-                job = replace(self._job(request, env, iso.bwrap), argv=tuple(inside), network_helper=helper)
+            if sandboxed and box is not None:
+                inside = box.prepare(request, uid, gpus_per_node=self._gpus_per_node(request))
+                helper = box.helper(console, image=request.image_root is not None)
+                job = replace(self._job(request, env, box.bwrap), argv=tuple(inside), network_helper=helper)
                 if sum(pool.nodes for pool in job.pools) > 1:
-                    job = replace(job, fabric=str(_fabric_folder(run_dir)))
+                    job = replace(job, fabric=str(fabric_folder(run_dir)))
             else:
                 job = self._job(request, env)
             script = render_batch(job, self.settings)
             if token is not None:
                 write_private(run_dir / TOKEN_FILE, token, 0o600)
             write_private(run_dir / SCRIPT_FILE, script, 0o700)
-            if uid is not None:
-                _write_record(run_dir, {"uid": uid, "owner": request.owner, "released": False})
+            if box is not None:
+                box.started(run_dir, uid, request.owner)
             # sbatch's folder becomes SLURM_SUBMIT_DIR in the job's environment: a sandboxed job never learns where
             # the console keeps its runs
             done = self._run("sbatch", "--parsable", str(run_dir / SCRIPT_FILE),
@@ -289,53 +259,21 @@ class SlurmExecutor:
             if not job_id.isdigit():
                 raise ExecutorError(f"sbatch answered {done.stdout.strip()!r}, not a job id")
         except (OSError, RuntimeError) as exc:
-            if uid is not None and iso is not None and iso.uids is not None:
-                iso.uids.release(uid)
-                (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
-                for name in ("work", "out", "logs"):
-                    reclaim_tree(run_dir / name)
+            if box is not None:
+                box.abandon(run_dir, uid)
             if isinstance(exc, ExecutorError):
                 raise
             raise ExecutorError(f"cannot submit the job: {exc}") from exc
-        if uid is not None:
-            with self._lock:
-                self._held.add(run_dir)
         return f"slurm:{job_id}:{run_dir}"
-
-    def _settle(self, run_dir: Path, state: ExecState) -> None:
-        """Hold the uid of a sandboxed job that runs (after a restart too); release it once the job has ended."""
-        if self.isolation is None or self.isolation.uids is None:
-            return
-        try:
-            record = json.loads((run_dir / SANDBOX_RECORD).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        uid = record.get("uid") if isinstance(record, dict) else None
-        if not isinstance(uid, int) or record.get("released"):
-            return
-        pool = self.isolation.uids
-        with self._lock:
-            held = run_dir in self._held
-            if not state.finished:
-                if not held:
-                    pool.hold(uid, str(record.get("owner") or ""))
-                    self._held.add(run_dir)
-                return
-            self._held.discard(run_dir)
-        for name in ("work", "out", "logs"):
-            reclaim_tree(run_dir / name)
-        shutil.rmtree(run_dir / "tmp", ignore_errors=True)
-        _write_record(run_dir, {**record, "released": True})
-        if held:
-            pool.release(uid)
 
     # watching ------------------------------------------------------------------------------------------------
     def _states(self, refs: list[str]) -> dict[str, ExecState]:
         parsed = {ref: _parse_ref(ref) for ref in refs}
         queued = self._squeue(sorted({job_id for job_id, _ in parsed.values()})) if parsed else {}
         states = {ref: self._state(job_id, run_dir, queued.get(job_id)) for ref, (job_id, run_dir) in parsed.items()}
-        for ref, (_job_id, run_dir) in parsed.items():
-            self._settle(run_dir, states[ref])
+        if self.sandbox is not None:
+            for ref, (_job_id, run_dir) in parsed.items():
+                self.sandbox.settle(run_dir, states[ref])
         return states
 
     def _state(self, job_id: str, run_dir: Path, queued: SlurmJobState | None) -> ExecState:
@@ -450,63 +388,3 @@ def _gres_count(text: str, wanted: str) -> int:
         if count.isdigit():
             total += int(count)
     return total
-
-
-def _resolved_within(mount: Mount) -> Path:
-    """Return the input's source with links resolved, refused unless it lies inside `mount.within`.
-
-    Nodes cannot receive an opened descriptor: what the path names may still change between this check and the
-    job's start (a job of the producing run, still running, could swap a folder for a link); see docs/engines.md.
-    """
-    real = Path(os.path.realpath(mount.source))
-    if not real.exists():
-        raise JobRefused(f"the input {mount.target} cannot be found")
-    if mount.within is not None:
-        root = Path(os.path.realpath(mount.within))
-        if real != root and not real.is_relative_to(root):
-            raise JobRefused(f"the input {mount.target} no longer lies inside the run folder it was registered in")
-    return real
-
-
-def _gpu_binds(per_node: int) -> tuple[str, ...]:
-    """Return bubblewrap options showing a node's NVIDIA nodes when present (Slurm's cgroup decides which open)."""
-    if not per_node:
-        return ()
-    nodes = (*GPU_CONTROL_NODES, *(f"/dev/nvidia{i}" for i in range(max(per_node, 8))))
-    return tuple(word for node in nodes for word in ("--dev-bind-try", node, node))
-
-
-def _console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | None) -> LaunchRequest:
-    """Return `request` with the sandbox paths it names (/forge/…) replaced by the console's own (an unsandboxed job)."""
-    pairs = [(paths.run_dir, str(request.run_dir)),
-             *((m.target, str(m.source)) for m in (*request.mounts, *request.caches))]
-    if storage_root is not None:
-        pairs.append((paths.storage_root, str(storage_root)))
-    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
-    pattern = re.compile("|".join(f"{re.escape(job)}(?=/|$|[^A-Za-z0-9_.-])" for job, _ in pairs))
-    console = dict(pairs)
-
-    def host(text: str) -> str:
-        return pattern.sub(lambda match: console[match.group(0)], text)
-
-    return replace(request, argv=tuple(host(a) for a in request.argv), cwd=host(request.cwd),
-                   env={k: host(v) for k, v in request.env.items()},
-                   mounts=tuple(Mount(m.source, str(m.source), m.within) for m in request.mounts),
-                   caches=tuple(Mount(m.source, str(m.source)) for m in request.caches))
-
-
-def _fabric_folder(run_dir: Path) -> Path:
-    """Return the run's fabric folder, made empty with mode 0700: the nodes' helpers meet there, the job never does
-    (a previous attempt's rank 0 address is gone)."""
-    folder = run_dir / FABRIC_FOLDER
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(mode=0o700)
-    folder.chmod(0o700)  # whatever the umask
-    return folder
-
-
-def _write_record(run_dir: Path, record: dict[str, object]) -> None:
-    tmp = run_dir / (SANDBOX_RECORD + ".tmp")
-    tmp.write_text(json.dumps(record), encoding="utf-8")
-    os.replace(tmp, run_dir / SANDBOX_RECORD)
-

@@ -27,12 +27,11 @@ from ...contract import INGEST_TOKEN_VARIABLE
 from ...wire import EXIT_FILE_VARIABLE
 from ..base import JobRefused
 from ..fabric import FABRIC_IFNAME, address_of
+from ..node_sandbox import ARGS_FD, SANDBOX_ARGS_FILE, node_command
 from ..run_log import OUTPUT, TOKEN_FILE
 from .config import SlurmSeries, SlurmSettings
 
 __all__ = ["SANDBOX_ARGS_FILE", "TOKEN_FILE", "SlurmJob", "SlurmPool", "render_batch", "slurm_time"]
-
-SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH = re.compile(r"/[A-Za-z0-9_.,:@+/=-]*")  # a path written unquoted on an `#SBATCH` line (no %, no spaces)
@@ -168,9 +167,8 @@ def _plain(job: SlurmJob, settings: SlurmSettings, opts: str, prefix: str) -> li
     if job.sandbox:
         # Slurm signals every process of a step: bubblewrap ignores SIGTERM (it would die and end the step), and
         # `env --default-signal` gives the job the default action back, so the job alone decides how it stops
-        helper = f"{_q(job.network_helper)} -- " if job.network_helper else ""
-        argv = f"{helper}{shlex.quote(job.sandbox)} --args 9 -- env --default-signal=TERM {argv}"
-        redirect = f" 9<{posixpath.join(job.run_dir, SANDBOX_ARGS_FILE)}"
+        argv = _q(node_command(job.network_helper, job.sandbox, job.argv))
+        redirect = f" {ARGS_FD}<{posixpath.join(job.run_dir, SANDBOX_ARGS_FILE)}"
         ignore = 'trap "" TERM; '
     if total == 1 and not opts:
         # the batch step is the job: Slurm's signals (scancel, the time limit) reach the command itself
@@ -206,7 +204,7 @@ def _fabric(job: SlurmJob, settings: SlurmSettings, total: int, rank: str, step:
            if EXIT_FILE_VARIABLE in job.env else "")
     node = (f'export NODE_RANK="${rank}"; {own}trap "" TERM; exec {_q(job.network_helper)} {_q(fabric)} '
             f'--rank "$NODE_RANK" -- "$@"{redirect}')
-    inside = f"{shlex.quote(job.sandbox)} --args 9 -- env --default-signal=TERM {_q(job.argv)}"
+    inside = _q(node_command((), job.sandbox, job.argv))
     return [
         "# several sandboxed nodes: one task per node; the ranks meet on the job fabric (rank 0 is the master)",
         f"export MASTER_ADDR={address_of(0)}",
