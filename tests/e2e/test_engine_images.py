@@ -1,6 +1,6 @@
 """Jobs run in their image on the cluster engines: the console pulls and unpacks it into its image cache (shared
-storage, as the state folder), and each node's sandbox shows it as the job's root. On Slurm, a custom job prints a
-file only its image has, keeps the image's digest, and the hostile probes (the state folder, the databases, other
+storage, as the state folder), and each node's sandbox shows it as the job's root. On Slurm and on Ray, a custom job
+prints a file only its image has, keeps the image's digest, and the hostile probes (the state folder, the databases, other
 runs and tokens, `/proc`, the machine's network) find nothing from inside it.
 
 The engines are the services of `scripts/services.sh up` (markers `slurm` and `ray`; skipped loudly without them,
@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require_service
 from tests.e2e.test_engines import SLURM_SERIES, _slurm_env
 from tests.integration import netprobe
 from tests.integration.conftest import DEFAULT_CONFIG, ConsoleProcess, unique
@@ -28,7 +29,7 @@ from tests.integration.image_jobs import (
     registry_image,
 )
 
-ENGINES = [pytest.param("slurm", marks=pytest.mark.slurm)]
+ENGINES = [pytest.param("slurm", marks=pytest.mark.slurm), pytest.param("ray", marks=pytest.mark.ray)]
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -47,6 +48,9 @@ def engine(request: pytest.FixtureRequest) -> Iterator[tuple[str, ConsoleProcess
         env = _slurm_env()
         config["executors"] = {"slurm": {"series": SLURM_SERIES}}
         args = ("--executor", "slurm")
+    else:
+        address = require_service("Ray", "RAY_ADDRESS", "run `scripts/services.sh up`")
+        args = ("--executor", "ray", "--ray-address", address)
     proc = ConsoleProcess(base / "state", config=config, extra_args=args)
     proc.env.update(env)
     proc.start()

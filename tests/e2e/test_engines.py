@@ -134,12 +134,11 @@ def test_a_job_on_a_cluster_node_reaches_no_service_of_the_machine_and_still_rep
     netprobe.probe_as(console, f"netprobe{os.getpid()}")
 
 
-@pytest.mark.parametrize("engine", ENGINES[1:], indirect=True)
-def test_a_hostile_job_on_a_ray_node_finds_nothing_of_the_console_or_of_another_run(
+def test_a_hostile_job_on_a_cluster_node_finds_nothing_of_the_console_or_of_another_run(
         engine: tuple[str, ConsoleProcess]) -> None:
-    """The isolation probe of the local sandbox, on a Ray node: no state folder, database, other run, other job's
-    token or console path is visible, and nothing lands in the state folder; a root console's job runs as a uid of
-    the pool."""
+    """The isolation probe of the local sandbox, on a Slurm node and on a Ray node: no state folder, database,
+    other run, other job's token or console path (Slurm's SLURM_SUBMIT_DIR once named the run folder) is visible,
+    and nothing lands in the state folder; a root console's job runs as a uid of the pool."""
     name, console = engine
     user = f"hostile{os.getpid()}"
     marker = f"planted-{uuid.uuid4().hex[:8]}"

@@ -2,8 +2,8 @@
 
 The console declares one `cpu` slot per Ray node (`executors.ray.slots_per_node`), so `--profile cpu:2` is a job on
 two nodes: the gang launcher reserves a STRICT_SPREAD placement group of two bundles, on two distinct nodes, and
-runs one sandboxed rank on each; the ranks rendezvous over the job fabric (MASTER_ADDR, MASTER_PORT) and sum
-their values (an all_reduce over TCP), both ranks' lines reach `sf job logs` and rank 0 reports a metric. While one node's CPUs are taken the
+runs one sandboxed rank on each; the ranks rendezvous with torch.distributed (gloo) over the job fabric
+(MASTER_ADDR, MASTER_PORT, GLOO_SOCKET_IFNAME), both ranks' lines reach `sf job logs` and rank 0 reports a metric. While one node's CPUs are taken the
 job waits with the reason and no rank starts; `sf job stop` ends both ranks and removes the placement group.
 Marker `ray` (skipped loudly without the service, failed under CI).
 """
@@ -11,6 +11,7 @@ Marker `ray` (skipped loudly without the service, failed under CI).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import uuid
@@ -20,61 +21,31 @@ from typing import Any
 
 import pytest
 
+from starforge.engines.fabric import FABRIC_IFNAME, address_of
 from tests.conftest import require_service
+from tests.e2e import two_nodes
 from tests.e2e.conftest import Researcher, make_researcher
+from tests.e2e.two_nodes import IMAGE, RANK
 from tests.integration.conftest import DEFAULT_CONFIG, ConsoleProcess, make_console
 
 pytestmark = pytest.mark.ray
 
 WORKER_RESOURCE = "starforge_worker_node"  # declared by the worker node of scripts/services_ray.sh
-IMAGE = "nvcr.io/team/trainer:1.0"
 TRACKER = "https://wandb.example.com/team/p"
 
-# each rank: rendezvous on MASTER_ADDR:MASTER_PORT (rank 0's fabric address), all_reduce (sum) its rank + 1 over
-# TCP, rank 0 reports the sum; with `hold`, both then wait to be stopped. (Standard library only: torch lives in the
-# TRL runtime, which a custom job's sandbox does not show.)
-DIST = """
-import os, socket, sys, time
-
-rank, world = int(os.environ["NODE_RANK"]), int(os.environ["NNODES"])
-master = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
-print(f"rank {rank} of {world} starts: {master[0]}:{master[1]}", flush=True)
-value = rank + 1
-if rank == 0:
-    with socket.create_server(master) as server:
-        peers = [server.accept()[0] for _ in range(world - 1)]
-        total = value + sum(int(peer.recv(64)) for peer in peers)
-        for peer in peers:
-            peer.sendall(str(total).encode())
-            peer.close()
-else:
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            peer = socket.create_connection(master, timeout=5)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "rank 0 never answered"
-            time.sleep(0.2)
-    peer.sendall(str(value).encode())
-    total = int(peer.recv(64))
-    peer.close()
-print(f"rank {rank}: all_reduce sum {total}", flush=True)
-if rank == 0:
-    from starforge.runner import report
-    report.log({"all_reduce/sum": total}, step=1)
-    report.finish()
-if sys.argv[1] == "hold":
-    print(f"rank {rank} holds", flush=True)
-    time.sleep(600)
-"""
 
 
 @pytest.fixture(scope="module")
-def ray_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
-    """A console on the Ray cluster, one `cpu` slot per node, a short stop grace."""
+def torch_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TRL runtime's folder (torch with gloo), the ranks' interpreter."""
+    return two_nodes.torch_runtime(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ray_console(tmp_path_factory: pytest.TempPathFactory, torch_runtime: Path) -> Iterator[ConsoleProcess]:
+    """A console on the Ray cluster, one `cpu` slot per node, a short stop grace; the TRL runtime is a model root."""
     address = require_service("Ray", "RAY_ADDRESS", "run `scripts/services.sh up`")
-    config: dict[str, Any] = {**DEFAULT_CONFIG, "stop_grace_seconds": 3,
+    config: dict[str, Any] = {**DEFAULT_CONFIG, "stop_grace_seconds": 3, "model_roots": [str(torch_runtime.parent)],
                               "executors": {"ray": {"slots_per_node": {"cpu": 1}}}}
     console = make_console(tmp_path_factory, "sqlite", config=config,
                            extra_args=("--executor", "ray", "--ray-address", address))
@@ -83,17 +54,20 @@ def ray_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsolePro
     console.stop()
 
 
-def _experiment(me: Researcher, name: str, mode: str, marker: str) -> None:
+def _experiment(me: Researcher, name: str, *args: str, torch: bool = False) -> None:
+    """`sf new` a custom experiment whose ranks run `rank.py args…` (with `torch`: on the job's base-model folder,
+    the TRL runtime)."""
     assert me.sf("new", name, "--method", "custom/custom").returncode == 0
     folder = next(me.lab.rglob(f"{name}/train.sh")).parent
-    (folder / "dist.py").write_text(DIST)
-    (folder / "train.sh").write_text(f'#!/usr/bin/env bash\nexec {sys.executable} "$(dirname "$0")/dist.py" '
-                                     f"{mode} {marker}\n")
+    (folder / "rank.py").write_text(RANK)
+    python = '"$FORGE_MODEL/bin/python"' if torch else sys.executable
+    (folder / "train.sh").write_text(f'#!/usr/bin/env bash\nexec {python} "$(dirname "$0")/rank.py" {" ".join(args)}\n')
     me.commit(name)
 
 
-def _submit(me: Researcher, name: str) -> str:
-    done = me.sf("submit", name, "--profile", "cpu:2", "--image", IMAGE, "--observability-url", TRACKER)
+def _submit(me: Researcher, name: str, torch: Path | None = None) -> str:
+    done = me.sf("submit", name, "--profile", "cpu:2", "--image", IMAGE, "--observability-url", TRACKER,
+                 *(["--model", str(torch)] if torch else []))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -140,10 +114,10 @@ def _processes(marker: str) -> list[int]:
 
 
 def test_a_two_node_job_waits_for_both_nodes_then_both_ranks_rendezvous_and_report(
-        ray_console: ConsoleProcess, tmp_path: Path) -> None:
+        ray_console: ConsoleProcess, torch_runtime: Path, tmp_path: Path) -> None:
     me = make_researcher(ray_console, tmp_path)
     marker = f"gang-{uuid.uuid4().hex[:8]}"
-    _experiment(me, "dist", "once", marker)
+    _experiment(me, "dist", "reduce", sys.executable, marker, torch=True)
     client = _client()
     blocker = client.submit_job(entrypoint="sleep 600", entrypoint_num_cpus=2,
                                 entrypoint_resources={WORKER_RESOURCE: 1})  # every CPU of the worker node
@@ -152,20 +126,21 @@ def test_a_two_node_job_waits_for_both_nodes_then_both_ranks_rendezvous_and_repo
         while str(client.get_job_status(blocker).value) != "RUNNING":
             assert time.monotonic() < deadline, client.get_job_info(blocker)
             time.sleep(0.2)
-        job = _submit(me, "dist")
+        job = _submit(me, "dist", torch_runtime)
         row = _until(me, job, "the job says why it waits", lambda r: "waiting for 2 nodes" in r.get("message", ""))
         assert row["status"] == "submitted" and "all or nothing" in row["message"], row
         assert "waiting for 2 nodes" in _log(ray_console, me, "dist", job)
-        assert "rank 0" not in _log(ray_console, me, "dist", job) and _processes(marker) == []  # never half
+        assert "RANK 0" not in _log(ray_console, me, "dist", job) and _processes(marker) == []  # never half
     finally:
         client.stop_job(blocker)
     row = _until(me, job, "the job ends", lambda r: r["status"] in ("succeeded", "failed", "stopped"), timeout=180)
     followed = me.sf("job", "logs", job, timeout=60)
     assert row["status"] == "succeeded", followed.stdout[-3000:]
-    for rank in (0, 1):
-        assert f"rank {rank}: all_reduce sum 3" in followed.stdout, followed.stdout[-3000:]
+    ranks = sorted(re.findall(r"RANK (\d)/2 on \S+: all_reduce=3 master=(\S+) ifname=(\S+)", followed.stdout))
+    assert [r[0] for r in ranks] == ["0", "1"], followed.stdout[-3000:]  # torch.distributed (gloo) on both
+    assert {(r[1], r[2]) for r in ranks} == {(address_of(0), FABRIC_IFNAME)}  # they met over the fabric
     metrics = me.api(f"/api/jobs/{job}/metrics")
-    assert "all_reduce/sum" in str(metrics), metrics
+    assert "train/loss" in str(metrics), metrics  # rank 0 reported
 
 
 def test_a_running_two_node_job_holds_two_bundles_on_two_nodes_and_stop_ends_both_ranks(
@@ -181,7 +156,7 @@ def test_a_running_two_node_job_holds_two_bundles_on_two_nodes_and_stop_ends_bot
 
 
 def _hold_then_stop(ray_console: ConsoleProcess, me: Researcher, job: str, marker: str) -> None:
-    _until(me, job, "both ranks hold", lambda r: all(f"rank {i} holds" in _log(ray_console, me, "hold", job)
+    _until(me, job, "both ranks hold", lambda r: all(f"RANK {i}/2 holds" in _log(ray_console, me, "hold", job)
                                                       for i in (0, 1)) or r["status"] in ("failed", "succeeded"))
     row = me.api(f"/api/job?id={job}")
     assert row["status"] == "running", _log(ray_console, me, "hold", job)[-3000:]
