@@ -7,11 +7,11 @@ reason until every rank runs), and never starts part of the job. Then it runs on
 actor pinned to its bundle) with its rank environment: `NODE_RANK`, `NNODES`, `NPROC_PER_NODE`, `MASTER_ADDR`,
 `MASTER_PORT`; sandboxed, each rank runs through its node's helper and bubblewrap and the ranks meet only on the job
 fabric (`--fabric <run>/fabric --rank R --ranks N`; `MASTER_ADDR` is rank 0's fabric address, `GLOO_SOCKET_IFNAME`
-and `NCCL_SOCKET_IFNAME` name it); unsandboxed, on rank 0's node address. Rank 0's exit record is the job's; every
-other rank writes `exit-rank<R>.json` beside it.
+and `NCCL_SOCKET_IFNAME` name it); unsandboxed, on rank 0's node address. Rank 0's exit record is the job's (its
+`forge-launch` alone writes one; another rank's goes to `exit-rank<R>.json` beside it when it writes any).
 
 When a rank fails, the others are stopped (SIGTERM, SIGKILL after the grace) and the job's exit record becomes the
-first failure's. SIGTERM (Ray's stop) stops every rank the same way, or gives up waiting. The placement group is
+first failure's (its record, or its exit status). SIGTERM (Ray's stop) stops every rank the same way, or gives up waiting. The placement group is
 removed on every way out. Exit status: the first failing rank's, 143 when stopped, else 0.
 """
 
