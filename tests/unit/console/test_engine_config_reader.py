@@ -18,7 +18,8 @@ _RUNTIME_DEFAULTS = RuntimeSettings(cache_dir=Path("/tmp/c"), hub_cache=Path("/t
 
 READERS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("executors.ray", ray_settings_from,
-     "address, series_resources, cpu_series, ray_frameworks, shared_runtime, capacity"),
+     "address, series_resources, cpu_series, ray_frameworks, shared_runtime, capacity, sandbox, network, "
+     "slots_per_node"),
     ("executors.slurm", slurm_settings_from,
      "series, time_limit_hours, sbatch_options, ray_frameworks, runtime_root, container, ray_port, master_port, "
      "ray_wait_seconds, sandbox, network, capacity"),
