@@ -76,7 +76,8 @@ def check_sees_its_image(console: ConsoleProcess, image: str) -> None:
 
 
 def check_finds_nothing_from_inside(console: ConsoleProcess, image: str) -> None:
-    """A hostile job in `image` finds nothing of the console, of another user's running job, or of their tokens."""
+    """A hostile job in `image` (it sees the image's marker, and its digest is kept) finds nothing of the console,
+    of another user's running job, or of their tokens."""
     victim_user, attacker_user = unique("victim"), unique("attacker")
     victim = console.client(console.token_for(victim_user))
     attacker = console.client(console.token_for(attacker_user))
@@ -85,11 +86,13 @@ def check_finds_nothing_from_inside(console: ConsoleProcess, image: str) -> None
         sleeper = custom_job(victim, "private", image, {"secret.txt": "victim data"}, "echo running\nsleep 120\n")
         wait(victim, sleeper, {"running"})
         probe = custom_job(attacker, "probe", image, {"probe.py": PROBE},
+                           "cat /etc/starforge-test-image\n"
                            f"exec {sys.executable} experiments/probe/probe.py {console.state_dir} {marker}\n")
         row = wait(attacker, probe, TERMINAL)
         log = output(console, attacker_user, "probe", probe)
         assert row["status"] == "succeeded", log[-3000:]
-        assert f"[image] resolving {image}" in log
+        assert f"[image] resolving {image}" in log and MARKER in log  # it ran in its image
+        assert row["image_digest"].startswith("sha256:")
         report = json.loads(next(line for line in log.splitlines() if line.startswith("PROBE "))[6:])
         for finding in ("state_visible", "walk_up", "databases", "other_runs", "tokens", "env_paths"):
             assert report[finding] == [], (finding, report[finding])

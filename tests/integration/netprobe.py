@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -214,9 +215,23 @@ def check(report: dict[str, Any], remote: RemoteHost | None) -> None:
         assert report["remote"] == 200, report["remote"]
 
 
+@contextlib.contextmanager
+def _one_probe_at_a_time() -> Iterator[None]:
+    """Hold this machine's probe lock: a remote host gives the machine a new address, which a probe already running
+    (its job's closed destinations computed when it started) would see as a service of the machine it reaches."""
+    import fcntl
+
+    with open(os.path.join(tempfile.gettempdir(), "starforge-netprobe.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def probe_as(console: ConsoleProcess, user: str, image: str = "nvcr.io/team/trainer:1.0") -> None:
     """Run the probe as `user`'s job on `console` in `image` (with a host outside where one can be made); check it."""
-    with console.client(console.token_for(user)) as api, remote_host() as remote:
+    with _one_probe_at_a_time(), console.client(console.token_for(user)) as api, remote_host() as remote:
         report = run_probe(console, api, remote=remote, image=image,
                            run_dir_of=lambda job: console.state_dir / "runs" / user / "netprobe" / job)
     check(report, remote)
