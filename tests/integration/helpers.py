@@ -6,6 +6,7 @@ import copy
 import json
 import time
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -116,16 +117,22 @@ def admitted(response: httpx.Response, status: str | None = None) -> str:
 TERMINAL = frozenset({"succeeded", "failed", "stopped"})
 
 
-def wait_for_end(api: httpx.Client, job: str, timeout: float = 120) -> dict[str, Any]:
-    """Poll `GET /api/job` until the job reaches a final status and return its row (AssertionError on timeout)."""
+def wait_for_status(api: httpx.Client, job: str, statuses: Iterable[str], timeout: float = 120) -> dict[str, Any]:
+    """Poll `GET /api/job` until the job's status is one of `statuses`; return its row (AssertionError on timeout)."""
+    wanted = set(statuses)
     deadline = time.monotonic() + timeout
     row: dict[str, Any] = {}
     while time.monotonic() < deadline:
         row = dict(api.get("/api/job", params={"id": job}).json())
-        if row["status"] in TERMINAL:
+        if row["status"] in wanted:
             return row
         time.sleep(0.2)
-    raise AssertionError(f"job {job} did not end within {timeout:.0f} s: {row.get('status')}")
+    raise AssertionError(f"job {job} did not reach {sorted(wanted)} within {timeout:.0f} s: {row.get('status')}")
+
+
+def wait_for_end(api: httpx.Client, job: str, timeout: float = 120) -> dict[str, Any]:
+    """Poll `GET /api/job` until the job reaches a final status and return its row (AssertionError on timeout)."""
+    return wait_for_status(api, job, TERMINAL, timeout)
 
 
 def forwarding(rest: TestClient) -> httpx.MockTransport:

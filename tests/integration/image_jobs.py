@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,10 @@ import httpx
 
 from tests.conftest import require_service
 from tests.integration.conftest import ConsoleProcess, unique
-from tests.integration.helpers import admitted, bundle, spec_for, submit
+from tests.integration.helpers import TERMINAL, admitted, bundle, spec_for, submit
+from tests.integration.helpers import wait_for_status as wait
 
 PROBE = Path(__file__).with_name("isolation_probe.py").read_text()
-TERMINAL = {"succeeded", "failed", "stopped"}
 MARKER = "starforge test image"  # /etc/starforge-test-image, written into the test image by services.sh
 
 
@@ -42,17 +41,6 @@ def custom_job(api: httpx.Client, name: str, image: str, files: dict[str, str], 
     spec["spec"]["framework"]["observability_url"] = "https://wandb.example.com/team/p"
     files = {**{f"experiments/{name}/{k}": v for k, v in files.items()}, f"experiments/{name}/train.sh": script}
     return admitted(submit(api, spec, data=bundle(files)), "submitted")
-
-
-def wait(api: httpx.Client, job: str, statuses: set[str], timeout: float = 240) -> dict[str, Any]:
-    """Return the job's row once its status is one of `statuses`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = dict(api.get("/api/job", params={"id": job}).json())
-        if row["status"] in statuses:
-            return row
-        time.sleep(0.2)
-    raise AssertionError(f"job {job} did not reach {statuses}")
 
 
 def output(console: ConsoleProcess, user: str, name: str, job: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import SF, ConsoleProcess, free_port, make_console, unique
-from tests.integration.helpers import admitted, bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit, wait_for_status
 
 TERMINAL = {"succeeded", "failed", "stopped"}
 PROFILES = [
@@ -41,13 +41,7 @@ def _custom(api: httpx.Client, name: str, script: str, profile: str = "cpu") -> 
 
 
 def _wait(api: httpx.Client, job: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = dict(api.get("/api/job", params={"id": job}).json())
-        if row["status"] in statuses:
-            return row
-        time.sleep(0.2)
-    raise AssertionError(f"job {job} did not reach {statuses}")
+    return wait_for_status(api, job, statuses, timeout)
 
 
 def test_a_job_that_cannot_be_launched_fails_with_the_reason_and_frees_its_slot(console: ConsoleProcess) -> None:

@@ -23,17 +23,16 @@ import yaml
 from tests.conftest import require_bubblewrap
 from tests.integration import netprobe
 from tests.integration.conftest import SF, ConsoleProcess, unique
-from tests.integration.helpers import admitted, bundle, spec_for, submit
+from tests.integration.helpers import TERMINAL, admitted, bundle, spec_for, submit
+from tests.integration.helpers import wait_for_status as wait
 from tests.integration.image_jobs import (
     MARKER,
-    TERMINAL,
     check_finds_nothing_from_inside,
     check_sees_its_image,
     custom_job,
     images_config,
     output,
     registry_image,
-    wait,
 )
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "src/starforge/recipes/builtin/tinyrl/grpo/template/config.yaml"

@@ -12,7 +12,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from tests.conftest import REPO, require_bubblewrap
 from tests.integration import netprobe
 from tests.integration.conftest import ConsoleProcess, unique
-from tests.integration.helpers import admitted, bundle, spec_for, submit
+from tests.integration.helpers import admitted, bundle, spec_for, submit, wait_for_status
 
 TERMINAL = {"succeeded", "failed", "stopped"}
 PROBE = Path(__file__).with_name("isolation_probe.py").read_text()
@@ -104,13 +103,7 @@ def _custom(api: httpx.Client, name: str, files: dict[str, str], script: str) ->
 
 
 def _wait(api: httpx.Client, job: str, statuses: set[str], timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = dict(api.get("/api/job", params={"id": job}).json())
-        if row["status"] in statuses:
-            return row
-        time.sleep(0.2)
-    raise AssertionError(f"job {job} did not reach {statuses}")
+    return wait_for_status(api, job, statuses, timeout)
 
 
 def _output(console: ConsoleProcess, user: str, name: str, job: str) -> str:
