@@ -91,6 +91,22 @@ UNIT_SECONDS: dict[str, float] = {
 }
 
 
+@pytest.fixture
+def trainer_slot() -> Iterator[None]:
+    """Hold this machine's trainer lock for one test: the suites' real trainings (TRL, torch ranks) run one at a
+    time. On two cores, four trainings at once each ran ten times slower than alone (a test's job then waits out
+    its own timeouts and grace periods); one at a time, the other workers keep running the lighter suites."""
+    import fcntl
+    import tempfile
+
+    with open(os.path.join(tempfile.gettempdir(), "starforge-trainer.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_forge_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Point FORGE_HOME at a session directory and clear FORGE_RECIPE_PATH, so no test reads the user's state."""

@@ -114,7 +114,7 @@ def _processes(marker: str) -> list[int]:
 
 
 def test_a_two_node_job_waits_for_both_nodes_then_both_ranks_rendezvous_and_report(
-        ray_console: ConsoleProcess, torch_runtime: Path, tmp_path: Path) -> None:
+        trainer_slot: None, ray_console: ConsoleProcess, torch_runtime: Path, tmp_path: Path) -> None:
     me = make_researcher(ray_console, tmp_path)
     marker = f"gang-{uuid.uuid4().hex[:8]}"
     _experiment(me, "dist", "reduce", sys.executable, marker, torch=True)

@@ -331,7 +331,7 @@ def _sft_experiment(me: Researcher, world: World) -> tuple[str, ...]:
 
 
 def test_a_preempted_trl_job_checkpoints_and_resumes_to_the_full_step_count(
-        one_slot: tuple[str, ConsoleProcess], world: World, tmp_path: Path) -> None:
+        trainer_slot: None, one_slot: tuple[str, ConsoleProcess], world: World, tmp_path: Path) -> None:
     engine, console = one_slot
     me = make_researcher(console, tmp_path, "low")  # priority 0, the default
     submitted = me.sf("submit", "tiny-sft", *_sft_experiment(me, world))

@@ -27,7 +27,6 @@ from starforge.engines.fabric import FABRIC_IFNAME, address_of
 from tests.e2e import two_nodes
 from tests.e2e.conftest import SF, Researcher, make_researcher
 from tests.e2e.test_engines import SLURM_SERIES, _slurm_env
-from tests.e2e.test_trl import _readme_cpu_flags
 from tests.e2e.two_nodes import IMAGE, RANK, RUNTIME
 from tests.integration.conftest import DEFAULT_CONFIG, RUNTIME_CACHE, ConsoleProcess, make_console
 
@@ -115,8 +114,8 @@ def _processes(marker: str) -> list[str]:
     return found
 
 
-def test_two_ranks_on_two_nodes_rendezvous_over_the_fabric_and_report(console: ConsoleProcess, torch_runtime: Path,
-                                                                      tmp_path: Path) -> None:
+def test_two_ranks_on_two_nodes_rendezvous_over_the_fabric_and_report(
+        trainer_slot: None, console: ConsoleProcess, torch_runtime: Path, tmp_path: Path) -> None:
     me = make_researcher(console, tmp_path)
     job = _submit(me, "dist", "reduce", sys.executable, torch=torch_runtime)
     followed = me.sf("job", "logs", job, timeout=300)
@@ -178,17 +177,21 @@ def test_a_rank_failing_on_the_other_node_fails_the_job(console: ConsoleProcess,
     assert row["status"] == "failed", row  # rank 0's exit record says 0; Slurm says rank 1 exited with 3
 
 
-def test_trl_sft_trains_on_two_nodes_and_registers_its_checkpoint_once(console: ConsoleProcess, tiny: Path,
-                                                                       tmp_path: Path) -> None:
+def test_trl_sft_trains_on_two_nodes_and_registers_its_checkpoint_once(
+        trainer_slot: None, console: ConsoleProcess, tiny: Path, tmp_path: Path) -> None:
     """The TRL SFT template on `cpu:2`: each node's forge-launch starts its share of one torch world through
     torchrun (the recipe's launcher), the ranks train together over the fabric, and rank 0 alone reports."""
     me = make_researcher(console, tmp_path)
     train = me.json("dataset", "push", str(tiny / "data" / "sft.jsonl"), "sft-train@1")["ref"]
     val = me.json("dataset", "push", str(tiny / "data" / "sft-val.jsonl"), "sft-val@1")["ref"]
     assert me.sf("new", "wide-sft", "--method", "trl/sft").returncode == 0
+    config_file = me.lab / "experiments" / "wide-sft" / "config.yaml"
+    config = yaml.safe_load(config_file.read_text())
+    config.update(logging_steps=1, eval_strategy="no")  # a loss point per step; no evaluation pass
+    config_file.write_text(yaml.safe_dump(config))
     me.commit("wide-sft")
     submitted = me.sf("submit", "wide-sft", "--profile", "cpu:2", "--model", str(tiny / "models" / "tiny-llama"),
-                      "--train-dataset", train, "--val-dataset", val, *_readme_cpu_flags("trl/sft"))
+                      "--train-dataset", train, "--val-dataset", val, "--set", "bf16=false", "--set", "max_steps=6")
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip()
     followed = me.sf("job", "logs", job, timeout=600)

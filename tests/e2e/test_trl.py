@@ -133,7 +133,8 @@ def _trained(me: Researcher, job_id: str) -> dict[str, Any]:
     return listed
 
 
-def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(world: World, tmp_path: Path) -> None:
+def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(
+        trainer_slot: None, world: World, tmp_path: Path) -> None:
     me = world.me
     train = _push(me, world.data / "sft.jsonl", "sft-train@1")
     val = _push(me, world.data / "sft-val.jsonl", "sft-val@1")
@@ -165,7 +166,7 @@ def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(world: 
     assert re.search(r"starting from checkpoint-\d+", logs), logs[-4000:]
 
 
-def test_grpo_runs_its_template_with_the_readme_s_cpu_flags(world: World) -> None:
+def test_grpo_runs_its_template_with_the_readme_s_cpu_flags(trainer_slot: None, world: World) -> None:
     me = world.me
     prompts = _push(me, world.data / "prompts.jsonl", "grpo-prompts@1")
     held_out = _push(me, world.data / "prompts-val.jsonl", "grpo-prompts-val@1")
@@ -177,7 +178,7 @@ def test_grpo_runs_its_template_with_the_readme_s_cpu_flags(world: World) -> Non
     assert me.json("job", "metrics", job)["metrics"].get("train/reward")
 
 
-def test_dpo_runs_its_template_with_the_readme_s_cpu_flags(world: World) -> None:
+def test_dpo_runs_its_template_with_the_readme_s_cpu_flags(trainer_slot: None, world: World) -> None:
     me = world.me
     pairs = _push(me, world.data / "preference.jsonl", "dpo-pairs@1")
     held_out = _push(me, world.data / "preference-val.jsonl", "dpo-pairs-val@1")

@@ -91,7 +91,8 @@ def _state(checkpoint: Path) -> dict[str, Any]:
     return dict(json.loads((checkpoint / "trainer_state.json").read_text()))
 
 
-def test_a_tiny_sft_run_stopped_by_sigusr1_resumes_from_its_checkpoint_with_its_optimizer(tmp_path: Path) -> None:
+def test_a_tiny_sft_run_stopped_by_sigusr1_resumes_from_its_checkpoint_with_its_optimizer(
+        trainer_slot: None, tmp_path: Path) -> None:
     python = _interpreter(tmp_path)
     _run(python, tmp_path, ["-m", "starforge.trainers.tiny_model", "model", "--data", "raw"])
     (tmp_path / "data" / "train").mkdir(parents=True)
