@@ -91,20 +91,36 @@ UNIT_SECONDS: dict[str, float] = {
 }
 
 
+TRAINER_SLOTS = 2  # real trainings at once on this 2-core machine, whatever the number of workers
+
+
 @pytest.fixture
 def trainer_slot() -> Iterator[None]:
-    """Hold this machine's trainer lock for one test: the suites' real trainings (TRL, torch ranks) run one at a
-    time. On two cores, four trainings at once each ran ten times slower than alone (a test's job then waits out
-    its own timeouts and grace periods); one at a time, the other workers keep running the lighter suites."""
+    """Hold one of this machine's trainer slots for one test: at most TRAINER_SLOTS real trainings (TRL, torch
+    ranks) run at once. On two cores, four at once each ran ten times slower than alone (a job then waits out its
+    own timeouts and grace periods); one at a time made them the suite's critical path."""
     import fcntl
     import tempfile
+    import time
 
-    with open(os.path.join(tempfile.gettempdir(), "starforge-trainer.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    paths = [os.path.join(tempfile.gettempdir(), f"starforge-trainer-{i}.lock") for i in range(TRAINER_SLOTS)]
+    handles = [open(path, "a") for path in paths]  # noqa: SIM115 (closed below, whichever is held)
+    try:
+        held = None
+        while held is None:
+            for handle in handles:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                held = handle
+                break
+            else:
+                time.sleep(0.2)  # every slot is taken: another worker's training ends within minutes
+        yield
+    finally:
+        for handle in handles:
+            handle.close()  # closing releases a held lock
 
 
 @pytest.fixture(scope="session", autouse=True)
