@@ -16,13 +16,19 @@ import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 targets = json.loads(sys.argv[1])
 report: dict[str, object] = {}
 
+# the job's own ingest relay (forge-launch's, on its own loopback): a machine's service on the same port number is
+# another socket, in another namespace; connecting to the relay reaches nothing of the machine
+endpoint_port = urllib.parse.urlsplit(os.environ.get("STARFORGE_ENDPOINT", "")).port
 reached = []
 for host, port in targets.get("tcp", []):
+    if host in ("127.0.0.1", "::1") and port == endpoint_port:
+        continue
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     probe = socket.socket(family, socket.SOCK_STREAM)
     probe.settimeout(3)
