@@ -101,22 +101,18 @@ def trainer_slot() -> Iterator[None]:
     own timeouts and grace periods); one at a time made them the suite's critical path."""
     import fcntl
     import tempfile
-    import time
 
     paths = [os.path.join(tempfile.gettempdir(), f"starforge-trainer-{i}.lock") for i in range(TRAINER_SLOTS)]
     handles = [open(path, "a") for path in paths]  # noqa: SIM115 (closed below, whichever is held)
     try:
-        held = None
-        while held is None:
-            for handle in handles:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue
-                held = handle
+        for handle in handles:  # a free slot if there is one...
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            else:
-                time.sleep(0.2)  # every slot is taken: another worker's training ends within minutes
+            except BlockingIOError:
+                continue
+        else:  # ...else wait for this worker's own (the lock is the event: no polling)
+            fcntl.flock(handles[os.getpid() % TRAINER_SLOTS], fcntl.LOCK_EX)
         yield
     finally:
         for handle in handles:

@@ -106,7 +106,8 @@ def test_an_image_outside_the_allowlist_is_refused_at_admission(console: Console
         response = submit(api, spec, data=bundle({"experiments/x/train.sh": "true\n"}))
         assert response.status_code in (400, 422), response.text
         assert "spec.framework.image" in response.text and "allow" in response.text.lower()
-        assert api.get("/api/jobs").json().get("jobs", []) == []  # nothing half-written
+        listed = api.get("/api/jobs/mine", params={"all": "false"})
+        assert listed.status_code == 200 and listed.json()["jobs"] == [], listed.text  # nothing half-written
 
 
 def test_an_image_that_does_not_exist_fails_its_job_with_the_registry_s_reason(

@@ -13,23 +13,24 @@ the job ended. The nodes must see the runtime, the run folders and bubblewrap wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from .base import ExecState, JobPaths, JobRefused, LaunchRequest, Mount
+from .base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest, Mount
 from .identities import DEFAULT_RANGE, UidPool, give_to_job, reclaim_tree
 from .isolation import Isolation
 from .run_log import write_private
 from .sandbox import GPU_CONTROL_NODES
 
-__all__ = ["ARGS_FD", "FABRIC_FOLDER", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "console_side",
+__all__ = ["ARGS_FD", "FABRIC_FOLDER", "NODE_HELPER", "SANDBOX_ARGS_FILE", "NodeSandbox", "console_side", "submitting",
            "fabric_folder", "node_command"]
 
 SANDBOX_ARGS_FILE = "sandbox.args"  # in the run folder, mode 0600: bubblewrap's options, NUL-separated
@@ -168,6 +169,20 @@ class NodeSandbox:
         tmp = run_dir / (self.record + ".tmp")
         tmp.write_text(json.dumps(record), encoding="utf-8")
         os.replace(tmp, run_dir / self.record)
+
+
+@contextlib.contextmanager
+def submitting(box: NodeSandbox | None, run_dir: Path, uid: int | None) -> Iterator[None]:
+    """Hand a job to its engine: a failure gives back what the submission took (its uid, its folders) and is an
+    ExecutorError (a refusal stays a JobRefused)."""
+    try:
+        yield
+    except (OSError, RuntimeError) as exc:
+        if box is not None:
+            box.abandon(run_dir, uid)
+        if isinstance(exc, ExecutorError):
+            raise
+        raise ExecutorError(f"cannot submit the job: {exc}") from exc
 
 
 def console_side(request: LaunchRequest, paths: JobPaths, storage_root: Path | None) -> LaunchRequest:

@@ -34,7 +34,14 @@ from ...wire import channel_endpoint, read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest
 from ..identities import UidPool
 from ..isolation import Isolation
-from ..node_sandbox import SANDBOX_ARGS_FILE, NodeSandbox, console_side, fabric_folder, node_command
+from ..node_sandbox import (
+    SANDBOX_ARGS_FILE,
+    NodeSandbox,
+    console_side,
+    fabric_folder,
+    node_command,
+    submitting,
+)
 from ..run_log import EXIT_FILE, OUTPUT, TOKEN_FILE, read_log, write_private
 from .config import RaySettings
 from .gang import GANG_FILE, GANG_STATUS_FILE
@@ -194,7 +201,7 @@ class RayExecutor:
         uid = box.take(request.owner) if sandboxed and box is not None else None
         token_file = str(run_dir / TOKEN_FILE) if token is not None else ""
         log_file = f"{run_dir}/logs/{OUTPUT}"  # the entrypoint's side: the console's own paths
-        try:
+        with submitting(box, run_dir, uid):
             sandbox: Sandboxed | None = None
             helper: tuple[str, ...] = ()
             inside: list[str] = []
@@ -217,12 +224,6 @@ class RayExecutor:
                 self._client.submit_job(**rendered.to_dict())
             except Exception as exc:  # noqa: BLE001 - upload, HTTP and validation errors all mean "not started"
                 raise ExecutorError(f"Ray refused the job: {exc}") from exc
-        except (OSError, RuntimeError) as exc:
-            if box is not None:
-                box.abandon(run_dir, uid)
-            if isinstance(exc, ExecutorError):
-                raise
-            raise ExecutorError(f"cannot submit the job: {exc}") from exc
         return f"ray:{submission_id}:{run_dir}"
 
     def _check_sizes(self, request: LaunchRequest) -> None:

@@ -34,7 +34,7 @@ from ...wire import EXIT_FILE_VARIABLE, channel_endpoint, read_exit_record
 from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest
 from ..identities import UidPool
 from ..isolation import Isolation
-from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, console_side, fabric_folder
+from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, console_side, fabric_folder, submitting
 from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
 from .config import SlurmSettings
 from .script import SlurmJob, SlurmPool, render_batch
@@ -231,7 +231,7 @@ class SlurmExecutor:
         if sandboxed and console:
             env[INGEST_ENDPOINT_VARIABLE] = channel_endpoint()  # its own network: the console only by its channel
         uid = box.take(request.owner) if sandboxed and box is not None else None
-        try:
+        with submitting(box, run_dir, uid):
             if sandboxed and box is not None:
                 inside = box.prepare(request, uid, gpus_per_node=self._gpus_per_node(request))
                 helper = box.helper(console, image=request.image_root is not None)
@@ -258,12 +258,6 @@ class SlurmExecutor:
             job_id = done.stdout.strip().split(";", 1)[0]
             if not job_id.isdigit():
                 raise ExecutorError(f"sbatch answered {done.stdout.strip()!r}, not a job id")
-        except (OSError, RuntimeError) as exc:
-            if box is not None:
-                box.abandon(run_dir, uid)
-            if isinstance(exc, ExecutorError):
-                raise
-            raise ExecutorError(f"cannot submit the job: {exc}") from exc
         return f"slurm:{job_id}:{run_dir}"
 
     # watching ------------------------------------------------------------------------------------------------
