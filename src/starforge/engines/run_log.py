@@ -7,17 +7,37 @@ FIFO the job planted), shared with the console's log store.
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from pathlib import Path
 
 from ..wire import RUN_LOG, open_run_log
 
-__all__ = ["EXIT_FILE", "OUTPUT", "TOKEN_FILE", "open_log", "read_log", "write_private"]
+__all__ = ["EXIT_FILE", "OUTPUT", "TOKEN_FILE", "fresh_log", "open_log", "read_log", "write_private"]
 
 OUTPUT = RUN_LOG  # `<run>/logs/output.log`: the job's stdout and stderr (the format is `starforge.wire`'s)
 EXIT_FILE = "exit.json"  # `<run>/logs/exit.json`: the exit record forge-launch writes
 TOKEN_FILE = "run-token"  # `<run>/run-token`, mode 0600, outside what the job sees: its run token for cluster engines
 _CHUNK = 4 * 1024 * 1024
 open_log = open_run_log  # the engines' name for it
+
+
+def fresh_log(run_dir: Path) -> Path:
+    """Make `<run>/logs/output.log` a plain file of its own for an engine that appends to it outside the sandbox, as
+    its own user (a Ray entrypoint's `>>`, slurmd's `--output`): whatever a job of an earlier attempt left there in
+    its place (a link or a hard link to a file of the node's, a folder, a FIFO) is removed first. Return its path."""
+    path = run_dir / "logs" / OUTPUT
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1):
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    os.close(open_log(path, append=True))
+    return path
 
 
 def read_log(run_dir: Path, offset: int) -> tuple[bytes, int]:

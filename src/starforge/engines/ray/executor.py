@@ -42,7 +42,7 @@ from ..node_sandbox import (
     node_command,
     submitting,
 )
-from ..run_log import EXIT_FILE, OUTPUT, TOKEN_FILE, read_log, write_private
+from ..run_log import EXIT_FILE, OUTPUT, TOKEN_FILE, fresh_log, read_log, write_private
 from .config import RaySettings
 from .gang import GANG_FILE, GANG_STATUS_FILE
 from .submission import Sandboxed, is_gang, placement_for, render_submission
@@ -178,6 +178,7 @@ class RayExecutor:
         tmp.write_text(json.dumps({"submission_id": submission_id}), encoding="utf-8")
         os.replace(tmp, record_path)
         (run_dir / "logs" / EXIT_FILE).unlink(missing_ok=True)
+        fresh_log(run_dir)  # appended to outside the sandbox: never through what an earlier attempt planted there
         (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
         for stale in (GANG_FILE, GANG_STATUS_FILE):  # a previous attempt's gang
             (run_dir / stale).unlink(missing_ok=True)

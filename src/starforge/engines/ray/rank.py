@@ -73,7 +73,9 @@ class Rank:
                     env[token_variable] = handle.read().strip()
             if args_file:
                 argv = ["/bin/sh", "-c", _SANDBOXED, args_file, *argv]
-            with open(log_file, "ab") as log:
+            # appended to as Ray's user: never through a link the job planted where its log was
+            fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+            with os.fdopen(fd, "ab") as log:
                 self._process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
                                                  stderr=subprocess.STDOUT, start_new_session=True,
                                                  preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl

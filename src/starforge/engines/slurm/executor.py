@@ -35,7 +35,7 @@ from ..base import ExecState, ExecutorError, JobPaths, JobRefused, LaunchRequest
 from ..identities import UidPool
 from ..isolation import Isolation
 from ..node_sandbox import FABRIC_FOLDER, NodeSandbox, console_side, fabric_folder, submitting
-from ..run_log import EXIT_FILE, TOKEN_FILE, read_log, write_private
+from ..run_log import EXIT_FILE, TOKEN_FILE, fresh_log, read_log, write_private
 from .config import SlurmSettings
 from .script import SlurmJob, SlurmPool, render_batch
 from .states import (
@@ -209,6 +209,7 @@ class SlurmExecutor:
         for name in ("work", "out", "logs"):
             (run_dir / name).mkdir(parents=True, exist_ok=True)
         (run_dir / "logs" / EXIT_FILE).unlink(missing_ok=True)
+        fresh_log(run_dir)  # appended to outside the sandbox: never through what an earlier attempt planted there
         (run_dir / SANDBOX_RECORD).unlink(missing_ok=True)
         box = self.sandbox
         sandboxed = box is not None and not self.settings.uses_ray(request.framework)
