@@ -20,6 +20,7 @@ __all__ = [
     "Admission",
     "Artifact",
     "AssetGrant",
+    "BenchmarkScore",
     "Base",
     "DataAsset",
     "DeviceCode",
@@ -31,6 +32,8 @@ __all__ = [
     "MetricPoint",
     "Plugin",
     "Quota",
+    "Service",
+    "ServiceKey",
     "Share",
     "ShareUsage",
     "Sweep",
@@ -334,3 +337,58 @@ class MetricPoint(Base):
     value: Mapped[float] = mapped_column(Float)
     ts: Mapped[float] = mapped_column(Float)
     __table_args__ = (Index("ix_metrics_run_key", "run_id", "key"),)
+
+
+class Service(Base):
+    """An inference service: the job that runs its OpenAI-compatible server (`job_id`, also the service id), what it
+    serves, and when it stops itself. `expires_at` moves forward with use (`idle_ttl_s` after the last request) and
+    with `extend`, never beyond `created_at` plus the operator's cap."""
+
+    __tablename__ = "services"
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    model_ref: Mapped[str] = mapped_column(Text)  # what the user asked for: run:<id>, owner/name@v, a path, a hub id
+    model_path: Mapped[str] = mapped_column(Text, default="")  # what it resolved to ("" for a hub id)
+    server: Mapped[str] = mapped_column(String(32), default="")  # transformers | vllm
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    idle_ttl_s: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[float] = mapped_column(Float)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    expires_at: Mapped[float] = mapped_column(Float)
+    stopped_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    stop_reason: Mapped[str] = mapped_column(String(255), default="")
+    __table_args__ = (Index("ix_services_user", "user_id"), Index("ix_services_expires", "expires_at"))
+
+
+class ServiceKey(Base):
+    """An API key of one service, for a tool: shown once, stored as its hash, revocable."""
+
+    __tablename__ = "service_keys"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("services.job_id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(64), default="")
+    token_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16), default="")  # the first characters, to tell keys apart
+    created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    __table_args__ = (Index("ix_service_keys_job", "job_id"),)
+
+
+class BenchmarkScore(Base):
+    """One score a run reported for a benchmark suite (`POST …/ingest/benchmark`): `repeat` numbers the evaluation's
+    repetitions (0 for the first), so their spread measures the evaluation's own variance."""
+
+    __tablename__ = "benchmark_scores"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    benchmark: Mapped[str] = mapped_column(String(255))
+    metric: Mapped[str] = mapped_column(String(255))
+    value: Mapped[float] = mapped_column(Float)
+    stderr: Mapped[float | None] = mapped_column(Float, nullable=True)
+    repeat: Mapped[int] = mapped_column(Integer, default=0)
+    runner: Mapped[str] = mapped_column(String(64), default="")
+    model: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_benchmark_scores_run", "run_id"),
+                      UniqueConstraint("run_id", "benchmark", "metric", "repeat", name="uq_benchmark_scores_point"))
