@@ -137,12 +137,13 @@ def test_a_two_node_job_waits_for_both_nodes_then_stops_on_both(console: Console
                      "--wrap", "exec sleep 600").strip()
     marker = f"hold-{uuid.uuid4().hex[:8]}"
     try:
-        state = _slurm("squeue", "-h", "-j", blocker, "-o", "%T")
-        deadline = time.monotonic() + 60
-        while "RUNNING" not in state:  # the other job holds the second node
-            assert time.monotonic() < deadline, state
+        state = _slurm("squeue", "-h", "-j", blocker, "-o", "%T %r")
+        # the other job holds the second node, once the jobs other test workers run there have left it
+        deadline = time.monotonic() + 300
+        while not state.startswith("RUNNING"):
+            assert time.monotonic() < deadline, f"the blocker never got {NODES[1]}: {state}"
             time.sleep(0.2)
-            state = _slurm("squeue", "-h", "-j", blocker, "-o", "%T")
+            state = _slurm("squeue", "-h", "-j", blocker, "-o", "%T %r")
         job = _submit(me, "held", "hold", marker)
         row = _until(me, job, lambda r: re.search(r"queued by slurm as \d+: \S", r.get("message", "")),
                      "the job should wait with Slurm's reason")
