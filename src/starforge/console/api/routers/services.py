@@ -18,7 +18,8 @@ from ..deps import current_user, refuse_nul_parameters, runtime
 from ..service_proxy import proxy
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
-_PROXY_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+# no HEAD: an answer to it carries no body, so a refusal could not say why (the OpenAI API has no HEAD)
+_PROXY_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 @router.post("/api/services")
