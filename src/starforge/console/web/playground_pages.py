@@ -11,9 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ...contract import Problem
 from ..services.context import Runtime
-from ..services.errors import Rejected
 from .pages import frame
 from .render import render
 from .sessions import WebCaller, check_csrf
@@ -24,16 +22,16 @@ LIVE = frozenset({"queued", "starting", "ready"})
 
 
 def _serving() -> Any:
-    from ..services import serving  # type: ignore[attr-defined]  # serve1's services, merged in later
+    from ..services.serving import lifecycle  # type: ignore[import-not-found,unused-ignore]
 
-    return serving
+    return lifecycle
 
 
 def playground_page(rt: Runtime, caller: WebCaller, *, service_id: str = "", now: float | None = None) -> str:
     """Return the playground: the caller's live services as links and, when `service_id` names one of theirs, that
     service with its facts, its extend and stop forms and the chat (NotFound for a service not theirs)."""
     services = _serving().list_services(rt, user=caller.user)["services"]
-    service = _serving().get_service(rt, user=caller.user, service_id=service_id) if service_id else None
+    service = _serving().get(rt, user=caller.user, service_id=service_id) if service_id else None
     return playground_html(caller, services, service, now=now)
 
 
@@ -48,26 +46,23 @@ def playground_html(caller: WebCaller, services: list[dict[str, Any]], service: 
                   base_url=shown.get("url", ""))
 
 
-def hours_of(text: str) -> float:
-    """Return the hours typed into the extend form; anything but a positive number is refused at `hours`."""
+def hours_of(text: str) -> float | str:
+    """Return the hours typed into the extend form as a number when they read as one (else as typed): the service
+    decides what it accepts (`ttl.check_ttl`, at `hours`)."""
     try:
-        hours = float(text)
+        return float(text.strip())
     except ValueError:
-        hours = 0.0
-    if not hours > 0 or hours != hours or hours == float("inf"):
-        raise Rejected("The service was not extended", [Problem(
-            "hours", "hours_invalid", f"{text[:40]!r} is not a positive number of hours",
-            "type how many hours to add, e.g. 1 or 0.5")], status=422)
-    return hours
+        return text
+
 
 
 def extend_service(rt: Runtime, caller: WebCaller, *, service_id: str, hours: str, csrf: str) -> dict[str, Any]:
     """Move a service's expiry from its page (403 without the session's CSRF token, 404 for one not the caller's)."""
     check_csrf(caller, csrf)
-    return dict(_serving().extend_service(rt, user=caller.user, service_id=service_id, hours=hours_of(hours)))
+    return dict(_serving().extend(rt, user=caller.user, service_id=service_id, body={"hours": hours_of(hours)}))
 
 
 def stop_service(rt: Runtime, caller: WebCaller, *, service_id: str, csrf: str) -> dict[str, Any]:
     """Stop a service from its page (the same refusals as `extend_service`)."""
     check_csrf(caller, csrf)
-    return dict(_serving().stop_service(rt, user=caller.user, service_id=service_id))
+    return dict(_serving().stop(rt, user=caller.user, service_id=service_id))
