@@ -82,7 +82,7 @@ def test_start_list_extend_keys_chat_and_stop(console: ConsoleProcess, tmp_path:
     assert revoked["id"] == made["id"] and revoked["revoked_at"]
 
     early = sf("serve", "chat", sid, "Hello", home=home)  # the server is not up: a 503 said as such, exit 1
-    assert early.returncode == 1 and "starting" in early.stderr and "maintenance" not in early.stderr
+    assert early.returncode == 1 and f"service {sid} is queued" in early.stderr and "maintenance" not in early.stderr
 
     for command in (("stop", sid), ("extend", sid), ("key", "ls", sid), ("chat", sid, "hi")):
         foreign = sf("serve", *command, home=other_home)

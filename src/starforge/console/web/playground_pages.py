@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ..services.context import Runtime
+from ..services.serving import lifecycle
 from .pages import frame
 from .render import render
 from .sessions import WebCaller, check_csrf
@@ -21,17 +22,11 @@ __all__ = ["LIVE", "extend_service", "hours_of", "playground_page", "stop_servic
 LIVE = frozenset({"queued", "starting", "ready"})
 
 
-def _serving() -> Any:
-    from ..services.serving import lifecycle  # type: ignore[import-not-found,unused-ignore]
-
-    return lifecycle
-
-
 def playground_page(rt: Runtime, caller: WebCaller, *, service_id: str = "", now: float | None = None) -> str:
     """Return the playground: the caller's live services as links and, when `service_id` names one of theirs, that
     service with its facts, its extend and stop forms and the chat (NotFound for a service not theirs)."""
-    services = _serving().list_services(rt, user=caller.user)["services"]
-    service = _serving().get(rt, user=caller.user, service_id=service_id) if service_id else None
+    services = lifecycle.list_services(rt, user=caller.user)["services"]
+    service = lifecycle.get(rt, user=caller.user, service_id=service_id) if service_id else None
     return playground_html(caller, services, service, now=now)
 
 
@@ -59,10 +54,10 @@ def hours_of(text: str) -> float | str:
 def extend_service(rt: Runtime, caller: WebCaller, *, service_id: str, hours: str, csrf: str) -> dict[str, Any]:
     """Move a service's expiry from its page (403 without the session's CSRF token, 404 for one not the caller's)."""
     check_csrf(caller, csrf)
-    return dict(_serving().extend(rt, user=caller.user, service_id=service_id, body={"hours": hours_of(hours)}))
+    return dict(lifecycle.extend(rt, user=caller.user, service_id=service_id, body={"hours": hours_of(hours)}))
 
 
 def stop_service(rt: Runtime, caller: WebCaller, *, service_id: str, csrf: str) -> dict[str, Any]:
     """Stop a service from its page (the same refusals as `extend_service`)."""
     check_csrf(caller, csrf)
-    return dict(_serving().stop(rt, user=caller.user, service_id=service_id))
+    return dict(lifecycle.stop(rt, user=caller.user, service_id=service_id))
