@@ -65,6 +65,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     console.start()
     try:
         me = make_researcher(console, tmp / "researcher", "pg", lab=False)
+        me.lab.mkdir()  # no lab is needed to serve a model: `sf serve` runs anywhere
         started = me.sf("serve", "start", str(models / "tiny-llama"), "--wait", "--json", timeout=READY_S)
         assert started.returncode == 0, started.stderr[-4000:]
         service = json.loads(started.stdout)

@@ -48,7 +48,8 @@ def _wait(out: Output, console: Any, service: dict[str, Any]) -> dict[str, Any]:
     while seen != READY:
         if seen in SERVICE_TERMINAL:
             reason = str(service.get("stop_reason") or "")
-            out.abort(f"service {sid} is {seen} before it was ready" + (f": {reason}" if reason else ""),
+            said = "failed" if seen == "failed" else "was stopped"
+            out.abort(f"service {sid} {said} before it was ready" + (f": {reason}" if reason else ""),
                       hint=f"see why with `sf job logs {sid}`")
         time.sleep(_POLL_S)
         service = console.serving.get(sid)
