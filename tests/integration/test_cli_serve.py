@@ -1,6 +1,6 @@
 """`sf serve` through the real `sf` against a real console: start (text and --json), list, extend, keys, chat before
 the server is up, stop; another account's service does not exist; refusals name their field with a hint and start
-nothing.
+nothing; the playground pages extend and stop a service with the session's CSRF token.
 
 The service here waits in the queue (an h200 series with no capacity, `admission.unplaceable: queue`), so every
 command meets a real service row and job without a model server; a ready service answering a chat is the browser
@@ -10,11 +10,14 @@ test's (tests/e2e/test_playground_browser.py), the proxy's rules are serve1's te
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.integration.conftest import DEFAULT_CONFIG, ConsoleProcess, make_console, unique
@@ -117,3 +120,51 @@ def test_refusals_name_their_field_and_start_nothing(console: ConsoleProcess, tm
     assert refused.returncode == 1 and body["ok"] is False
     assert body["problems"][0]["field"] == field and body["problems"][0]["hint"]
     assert _json(sf("serve", "ls", "--all", "--json", home=home)) == {"services": []}
+
+
+@contextmanager
+def _browser(console: ConsoleProcess, token: str) -> Iterator[httpx.Client]:
+    """A browser's session on the console (signed in through the form), without following redirects."""
+    with httpx.Client(base_url=console.url, follow_redirects=False, timeout=30) as client:
+        assert client.post("/ui/signin", data={"token": token}).status_code == 303
+        yield client
+
+
+def test_the_playground_pages_extend_and_stop_with_the_sessions_csrf(console: ConsoleProcess) -> None:
+    owner, other = console.token_for(unique("pw")), console.token_for(unique("px"))
+    with console.client(owner) as api:
+        made = api.post("/api/services", json={"model": MODEL, "profile": "h200", "gpus": 8})
+    assert made.status_code == 202, made.text
+    sid = made.json()["id"]
+    with _browser(console, owner) as browser, _browser(console, other) as stranger:
+        listing = browser.get("/ui/playground")
+        assert listing.status_code == 200 and f'href="/ui/playground/{sid}"' in listing.text
+        assert listing.headers["content-security-policy"].startswith("default-src 'self'")
+        page = browser.get(f"/ui/playground/{sid}")
+        assert page.status_code == 200 and MODEL in page.text and 'id="chat-wait"' in page.text
+        csrf = re.search(r'data-csrf="([0-9a-f]+)"', page.text)
+        assert csrf is not None
+        assert stranger.get(f"/ui/playground/{sid}").status_code == 404
+        assert stranger.post(f"/ui/playground/{sid}/stop", data={"csrf": csrf.group(1)}).status_code in (403, 404)
+
+        # the chat's request: the session reaches the proxy only with its CSRF header (here: not ready, 503)
+        chat = f"/api/services/{sid}/v1/chat/completions"
+        body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}
+        assert browser.post(chat, json=body).status_code == 403
+        assert browser.post(chat, json=body, headers={"X-CSRF-Token": csrf.group(1)}).status_code == 503
+
+        before = made.json()["expires_at"]
+        assert browser.post(f"/ui/playground/{sid}/extend", data={"hours": "1"}).status_code == 403
+        bad = browser.post(f"/ui/playground/{sid}/extend", data={"hours": "soon", "csrf": csrf.group(1)},
+                           headers={"Accept": "text/html"})
+        assert bad.status_code == 422 and "hours must be a number of hours" in bad.text
+        moved = browser.post(f"/ui/playground/{sid}/extend", data={"hours": "1", "csrf": csrf.group(1)})
+        assert moved.status_code == 303 and moved.headers["location"] == f"/ui/playground/{sid}"
+        with console.client(owner) as api:
+            assert api.get(f"/api/services/{sid}").json()["expires_at"] == pytest.approx(before + 3600, abs=2)
+        stopped = browser.post(f"/ui/playground/{sid}/stop", data={"csrf": csrf.group(1)})
+        assert stopped.status_code == 303
+        with console.client(owner) as api:
+            assert api.get(f"/api/services/{sid}").json()["status"] == "stopped"
+        after = browser.get(f"/ui/playground/{sid}")
+        assert after.status_code == 200 and 'id="chat"' not in after.text and "/extend" not in after.text

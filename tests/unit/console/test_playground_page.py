@@ -49,3 +49,9 @@ def test_values_are_escaped() -> None:
 
 def test_hours_are_read_as_numbers_when_they_are_one() -> None:
     assert hours_of(" 1.5 ") == 1.5 and hours_of("two") == "two"  # the service refuses what is not a number
+
+
+def test_a_refused_extension_is_shown_at_the_hours_field() -> None:
+    html = playground_html(CALLER, [], READY, now=1000.0, hours="soon", problem="hours must be a number of hours")
+    assert 'value="soon"' in html and 'aria-invalid="true"' in html
+    assert 'id="extend-problem" role="alert">hours must be a number of hours<' in html

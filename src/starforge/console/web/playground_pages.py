@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import quote
 
 from ..services.context import Runtime
+from ..services.errors import Rejected
 from ..services.serving import lifecycle
+from .admin_pages import FormAnswer
 from .pages import frame
 from .render import render
 from .sessions import WebCaller, check_csrf
@@ -31,14 +34,15 @@ def playground_page(rt: Runtime, caller: WebCaller, *, service_id: str = "", now
 
 
 def playground_html(caller: WebCaller, services: list[dict[str, Any]], service: dict[str, Any] | None, *,
-                    now: float | None = None) -> str:
-    """Return the playground page for `services` (the list) and the chosen `service` (or None)."""
+                    now: float | None = None, hours: str = "1", problem: str = "") -> str:
+    """Return the playground page for `services` (the list) and the chosen `service` (or None); `hours` and
+    `problem` refill the extend form after a refusal."""
     clock = time.time() if now is None else now
     shown = service or {}
     expires = float(shown.get("expires_at") or 0)
     return render("playground.html", **frame(caller, "playground"), services=services, service=service,
                   live=str(shown.get("status")) in LIVE, expires=expires, left=max(0.0, expires - clock),
-                  base_url=shown.get("url", ""))
+                  base_url=shown.get("url", ""), hours=hours, problem=problem)
 
 
 def hours_of(text: str) -> float | str:
@@ -51,13 +55,23 @@ def hours_of(text: str) -> float | str:
 
 
 
-def extend_service(rt: Runtime, caller: WebCaller, *, service_id: str, hours: str, csrf: str) -> dict[str, Any]:
-    """Move a service's expiry from its page (403 without the session's CSRF token, 404 for one not the caller's)."""
+def extend_service(rt: Runtime, caller: WebCaller, *, service_id: str, hours: str, csrf: str) -> FormAnswer:
+    """Move a service's expiry from its page: a redirect to it once done, or the page again with the refusal at the
+    Hours field (422); 403 without the session's CSRF token, 404 for a service not the caller's."""
     check_csrf(caller, csrf)
-    return dict(lifecycle.extend(rt, user=caller.user, service_id=service_id, body={"hours": hours_of(hours)}))
+    try:
+        done = lifecycle.extend(rt, user=caller.user, service_id=service_id, body={"hours": hours_of(hours)})
+    except Rejected as refused:
+        said = "; ".join(f"{p.message} ({p.hint})" if p.hint else p.message for p in refused.problems)
+        services = lifecycle.list_services(rt, user=caller.user)["services"]
+        service = lifecycle.get(rt, user=caller.user, service_id=service_id)
+        return FormAnswer(422, playground_html(caller, services, service, hours=hours[:40], problem=said))
+    return FormAnswer(303, location=f"/ui/playground/{quote(str(done['id']), safe='')}")
 
 
-def stop_service(rt: Runtime, caller: WebCaller, *, service_id: str, csrf: str) -> dict[str, Any]:
-    """Stop a service from its page (the same refusals as `extend_service`)."""
+def stop_service(rt: Runtime, caller: WebCaller, *, service_id: str, csrf: str) -> FormAnswer:
+    """Stop a service from its page, then show it again (403 without the session's CSRF token, 404 for a service
+    not the caller's)."""
     check_csrf(caller, csrf)
-    return dict(lifecycle.stop(rt, user=caller.user, service_id=service_id))
+    done = lifecycle.stop(rt, user=caller.user, service_id=service_id)
+    return FormAnswer(303, location=f"/ui/playground/{quote(str(done['id']), safe='')}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -274,18 +274,16 @@ def playground_service(service_id: str, caller: web.WebCaller = Caller, rt: Runt
 
 @router.post("/ui/playground/{service_id}/extend")
 def playground_extend(service_id: str, hours: str = Form("", max_length=40), csrf: str = Form(""),
-                      caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> RedirectResponse:
-    """Extend a service from its playground (CSRF checked), then show the page again."""
-    service = playground_pages.extend_service(rt, caller, service_id=service_id, hours=hours, csrf=csrf)
-    return _redirect(f"/ui/playground/{quote(str(service['id']), safe='')}")
+                      caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Extend a service from its playground (CSRF checked), then show the page again (a refusal at its field)."""
+    return _answer(playground_pages.extend_service(rt, caller, service_id=service_id, hours=hours, csrf=csrf))
 
 
 @router.post("/ui/playground/{service_id}/stop")
 def playground_stop(service_id: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
-                    rt: Runtime = Depends(runtime)) -> RedirectResponse:
+                    rt: Runtime = Depends(runtime)) -> Response:
     """Stop a service from its playground (CSRF checked), then show the page again."""
-    service = playground_pages.stop_service(rt, caller, service_id=service_id, csrf=csrf)
-    return _redirect(f"/ui/playground/{quote(str(service['id']), safe='')}")
+    return _answer(playground_pages.stop_service(rt, caller, service_id=service_id, csrf=csrf))
 
 
 @router.get("/ui/admin")
