@@ -126,9 +126,9 @@ async def proxy(request: Request, rt: Runtime, service_id: str, path: str) -> St
     if target.status in ("stopped", "failed"):
         raise Conflict(f"service {service_id} has {'stopped' if target.status == 'stopped' else 'failed'}: "
                        "start a new one with `sf serve start`")
+    await run_in_threadpool(lifecycle.touch, rt, service_id=service_id)  # asking counts as use, ready or not yet
     if target.status != "ready":
         raise Unavailable(f"service {service_id} is {target.status}: ask again once `sf serve ls` shows it ready")
-    await run_in_threadpool(lifecycle.touch, rt, service_id=service_id)
     try:
         return await forward(request, target.socket, path)
     except httpx.TransportError as exc:
