@@ -1,5 +1,6 @@
 """The playground with a real service: Debian's chromium, driven by Playwright, chats with a tiny model served by
-`transformers serve` in a real job, streamed through the console's proxy; `sf serve chat` streams from it too.
+`transformers serve` in a real job, streamed through the console's proxy; `sf serve chat` streams from it too, and
+the `openai` example of docs/serving.md runs as pasted with a key of the service.
 
 The operator builds the serving runtime once (`sf console runtime build serving-transformers-5.24.0`, cached outside
 the clone) and makes a tiny Llama-style model with its interpreter (`starforge.trainers.tiny_model`: random weights,
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ import yaml
 from tests.e2e.conftest import SF, Researcher, make_researcher
 from tests.e2e.test_web_browser import Browsers, browser  # noqa: F401  (the module's chromium)
 from tests.integration.conftest import DEFAULT_CONFIG, RUNTIME_CACHE, ConsoleProcess, make_console
+from tests.integration.test_sdk_docs import REPO, python_blocks
 
 RUNTIME = "serving-transformers-5.24.0"
 READY_S = 900  # a cold start loads the runtime and the model on a busy 2-core machine
@@ -61,6 +64,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                            "-m", "starforge.trainers.tiny_model", "../models/tiny-llama", "--data", "../data"],
                           cwd=outside, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert made.returncode == 0, made.stderr[-4000:]
+    # random weights decode greedily to one special token (an empty answer): the model's own generation config
+    # samples instead, so the answer has text to stream
+    generation = models / "tiny-llama" / "generation_config.json"
+    generation.write_text(json.dumps({**json.loads(generation.read_text()), "do_sample": True}), encoding="utf-8")
     console = make_console(tmp_path_factory, "sqlite", config=_config(tmp, models))
     console.start()
     try:
@@ -102,7 +109,21 @@ def test_sf_serve_chat_streams_an_answer(world: World) -> None:
     assert httpx.get(url).status_code == 401
 
 
-def test_the_playground_streams_an_answer_then_extends_and_stops(browsers: Browsers, world: World) -> None:
+def test_the_openai_example_of_the_serving_page_runs_as_pasted_with_a_key(world: World) -> None:
+    """docs/serving.md's ```python block, run as is in a new interpreter with a key of the service."""
+    sid = world.service["id"]
+    blocks = python_blocks(REPO / "docs" / "serving.md")
+    assert len(blocks) == 1 and "from openai import OpenAI" in blocks[0]
+    key = world.me.sf("serve", "key", "add", sid, "--name", "docs")
+    assert key.returncode == 0, key.stderr
+    env = {**world.me.env, "SERVICE_URL": world.console.url + world.service["url"], "SERVICE_KEY": key.stdout.strip()}
+    ran = subprocess.run([sys.executable, "-c", blocks[0]], env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    assert len(ran.stdout.splitlines()) == 2 and ran.stdout.strip(), ran.stdout  # the answer, then the streamed one
+
+
+def test_the_playground_streams_an_answer_then_extends_and_stops(browsers: Browsers, world: World,
+                                                                tmp_path: Path) -> None:
     sid = world.service["id"]
     visit = browsers.signed_in(world.me.token)
     page = visit.page
@@ -131,6 +152,7 @@ def test_the_playground_streams_an_answer_then_extends_and_stops(browsers: Brows
     assert reply.locator(".said").inner_text().strip()
     assert page.evaluate("window.__grew") > 2  # the user's line, the empty answer, then more than one piece
     assert page.locator("li.chat-user").inner_text().endswith("Hello there")
+    page.screenshot(path=str(tmp_path / "playground.png"), full_page=True)
 
     before = _service(world)["expires_at"]
     page.get_by_label("Hours").fill("2")
