@@ -72,6 +72,7 @@ def test_start_list_extend_keys_chat_and_stop(console: ConsoleProcess, tmp_path:
     assert extended["expires_at"] == pytest.approx(service["expires_at"] + 1.5 * 3600, abs=2)
     over = sf("serve", "extend", sid, "--hours", "100", home=home)
     assert over.returncode == 1 and "hours:" in over.stderr and "24" in over.stderr and "hint:" in over.stderr
+    assert sf("serve", "extend", sid, "--hours", "0", home=home).returncode == 1
 
     key_text = sf("serve", "key", "add", sid, "--name", "notebook", home=home)
     assert key_text.returncode == 0, key_text.stderr
@@ -106,6 +107,7 @@ def test_start_list_extend_keys_chat_and_stop(console: ConsoleProcess, tmp_path:
     (("run:r-0000000000",), "model", "r-0000000000"),
     ((MODEL, *WAITING, "--ttl-hours", "100"), "ttl_hours", "24"),
     (("/etc/not-a-model-root",), "model", "model_roots"),
+    ((MODEL, "--gpus", "-1"), "gpus", "whole number"),  # the console's rule, not a local one
 ])
 def test_refusals_name_their_field_and_start_nothing(console: ConsoleProcess, tmp_path: Path, args: tuple[str, ...],
                                                      field: str, says: str) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from starforge.cli._api_session import api_session
-from starforge.cli._output import EXIT_USAGE, Output
+from starforge.cli._output import Output
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Serve a model behind the console's OpenAI-compatible proxy (start, ls, extend, stop, chat, key).")
@@ -63,7 +63,7 @@ def _wait(out: Output, console: Any, service: dict[str, Any]) -> dict[str, Any]:
 def start(
     model: Annotated[str, typer.Argument(metavar="MODEL", help="run:<run_id>, owner/name@version, a path under the "
                                                                "console's model roots, or a hub id (org/name)")],
-    gpus: Annotated[int, typer.Option("--gpus", min=0, help="GPUs of the service (0: the CPU)")] = 0,
+    gpus: Annotated[int, typer.Option("--gpus", help="GPUs of the service (0: the CPU)")] = 0,
     ttl_hours: Annotated[float | None, typer.Option("--ttl-hours", metavar="H", help="stop it after H idle hours "
                                                     "(default: the console's; capped by the operator)")] = None,
     profile: Annotated[str, typer.Option("--profile", "-p", help="a hardware profile of the console's registry")] = "",
@@ -121,13 +121,11 @@ def ls(all_: Annotated[bool, typer.Option("--all", help="stopped and failed serv
 
 @app.command("extend")
 def extend(service_id: ServiceId,
-           hours: Annotated[float, typer.Option("--hours", metavar="H", help="hours to add (capped by the operator)")]
-           = 1.0,
+           hours: Annotated[float | None, typer.Option("--hours", metavar="H", help="hours to add (default: the "
+                                                       "console's default TTL; capped by the operator)")] = None,
            as_json: JsonOpt = False) -> None:
     """Keep a service longer: move its expiry H hours later."""
     out = Output(as_json=as_json)
-    if hours <= 0:
-        out.abort("--hours must be more than 0", hint="e.g. `sf serve extend ID --hours 2`", code=EXIT_USAGE)
     with api_session(out) as console:
         service = console.serving.extend(service_id, hours)
     out.emit(service, _said)

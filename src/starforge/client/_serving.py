@@ -17,13 +17,14 @@ __all__ = ["READY", "SERVICE_TERMINAL", "Serving", "chat_deltas", "proxy_url"]
 
 READY = "ready"
 SERVICE_TERMINAL = frozenset({"stopped", "failed"})
-_WAIT_HINT = "wait until `sf serve ls` shows it ready (or start it with `sf serve start … --wait`)"
+_WAIT_HINT = "`sf serve start … --wait` waits until a service answers"
 
 
-def _refusal(status: int, body: bytes) -> ConsoleError:
+def _refusal(status: int, body: bytes, service_id: str) -> ConsoleError:
     """The error of a refused proxied request: a 503 is the service starting (never the console's maintenance)."""
     if status == 503:
-        return Unavailable(error_from_response(500, body).detail, status=503, hint=_WAIT_HINT)
+        return Unavailable(error_from_response(500, body).detail, status=503,
+                           hint=f"follow its start with `sf job logs {service_id}`; {_WAIT_HINT}")
     return error_from_response(status, body)
 
 
@@ -99,9 +100,11 @@ class Serving:
         """Return service `service_id`; one that is not yours raises `NotFound`."""
         return self._call("GET", f"/api/services/{_segment(service_id)}")
 
-    def extend(self, service_id: str, hours: float = 1.0) -> dict[str, Any]:
-        """Move the service's expiry `hours` later (never beyond the operator's cap) and return it."""
-        return self._call("POST", f"/api/services/{_segment(service_id)}/extend", {"hours": float(hours)})
+    def extend(self, service_id: str, hours: float | None = None) -> dict[str, Any]:
+        """Move the service's expiry `hours` later (the console's default TTL when None; never beyond the operator's
+        cap) and return it."""
+        body = {} if hours is None else {"hours": hours}
+        return self._call("POST", f"/api/services/{_segment(service_id)}/extend", body)
 
     def stop(self, service_id: str) -> dict[str, Any]:
         """Stop the service (its job is stopped, its keys stop working) and return it."""
@@ -132,7 +135,7 @@ class Serving:
         is not ready yet raises `Unavailable` (503), one that is not yours `NotFound`."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        body: dict[str, Any] = {"model": model or self._model_of(service_id), "messages": [dict(m) for m in messages],
+        body: dict[str, Any] = {"model": model or self.model_of(service_id), "messages": [dict(m) for m in messages],
                                 "stream": True, **options}
         if max_tokens is not None:
             body["max_tokens"] = int(max_tokens)
@@ -141,14 +144,14 @@ class Serving:
                                headers={"Accept": "text/event-stream"}) as response:
             if not response.is_success:
                 response.read()
-                raise _refusal(response.status_code, response.content)
+                raise _refusal(response.status_code, response.content, service_id)
             yield from chat_deltas(response.iter_bytes())
 
-    def _model_of(self, service_id: str) -> str:
-        """The model name the service's server answers to: the first of its `/v1/models`, else its reference."""
+    def model_of(self, service_id: str) -> str:
+        """Return the model id the service's server pins (the first of its `/v1/models`), else its reference."""
         response = self._http.send("GET", f"/api/services/{_segment(service_id)}/v1/models", token=self._bearer())
         if response.status_code == 503 or response.status_code in (401, 404):
-            raise _refusal(response.status_code, response.content)
+            raise _refusal(response.status_code, response.content, service_id)
         listed = None
         if response.is_success:
             try:

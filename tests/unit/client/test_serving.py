@@ -87,7 +87,7 @@ def test_a_starting_service_is_unavailable_not_maintenance() -> None:
     with pytest.raises(Unavailable) as refused:
         list(c.serving.chat("r-1", "hi", model="m"))
     assert not isinstance(refused.value, Maintenance)
-    assert "starting" in refused.value.detail and "ready" in refused.value.hint
+    assert "starting" in refused.value.detail and "sf job logs r-1" in refused.value.hint
 
 
 def test_a_foreign_service_is_not_found() -> None:
