@@ -22,7 +22,8 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 # on the 2-core development machine (3 workers; the per-module totals of `--junitxml`); modules not listed take a
 # few seconds at most and keep their collection order behind these. Only the order depends on these figures.
 UNIT_SECONDS: dict[str, float] = {
-    "tests/e2e/test_trl.py": 145,
+    "tests/e2e/test_trl.py": 175,
+    "tests/integration/test_serving.py": 55,
     "tests/e2e/test_resume.py": 90,
     "tests/e2e/test_slurm_nodes.py": 65,
     "tests/compat/test_official_client.py": 110,

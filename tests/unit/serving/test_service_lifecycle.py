@@ -195,3 +195,10 @@ def test_keys_are_shown_once_stored_hashed_and_revocable(rt: Runtime) -> None:
         keys.revoke_key(rt, user=bob, service_id=sid, key_id=made["id"])
     assert keys.revoke_key(rt, user=alice, service_id=sid, key_id=made["id"])["revoked_at"] is not None
     assert keys.identify_key(rt, made["key"]) is None
+
+
+def test_a_name_or_a_model_the_contract_refuses_is_said_at_the_request_s_field(rt: Runtime) -> None:
+    alice = _user(rt, "alice")
+    assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "../../x"})] == ["name"]
+    assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "x" * 400})] == ["name"]
+    assert _refused(rt, alice, {"model": "org/a", "gpus": 10**30}) == [("gpus", "invalid_request")]

@@ -34,6 +34,11 @@ def test_extend_adds_hours_from_the_later_of_now_and_the_expiry_capped() -> None
     assert ttl.extended(50.0, created_at=0.0, expires_at=H, hours=10, settings=S) == 4 * H
 
 
+def test_a_service_job_runs_at_most_the_cap() -> None:
+    assert ttl.service_wall_seconds(None, S) == 4 * H
+    assert ttl.service_wall_seconds(10 * H, S) == 4 * H and ttl.service_wall_seconds(H, S) == H
+
+
 @pytest.mark.parametrize(("asked", "code"), [(5, "ttl_over_cap"), (0, "invalid_request"), (-1, "invalid_request"),
                                             ("2", "invalid_request"), (True, "invalid_request"),
                                             (float("inf"), "invalid_request")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
@@ -16,12 +16,21 @@ from ...services.serving import keys, lifecycle, playground
 from ..body import read_json_object
 from ..deps import current_user, refuse_nul_parameters, runtime
 from ..service_proxy import proxy
+from ._openapi import (
+    PLAYGROUND_EXTEND,
+    PLAYGROUND_START,
+    SERVICE_EXTEND,
+    SERVICE_KEY,
+    SERVICE_PROXY,
+    SERVICE_START,
+)
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
-_PROXY_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+# no HEAD: an answer to it carries no body, so a refusal could not say why (the OpenAI API has no HEAD)
+_PROXY_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
-@router.post("/api/services")
+@router.post("/api/services", openapi_extra=SERVICE_START)
 async def start_service(request: Request, user: UserView = Depends(current_user),
                         rt: Runtime = Depends(runtime)) -> JSONResponse:
     """Start a service on `{model, gpus?, ttl_hours?, profile?, name?}`; 202 with the service (queued)."""
@@ -44,7 +53,7 @@ def show_service(service_id: str, user: UserView = Depends(current_user),
     return lifecycle.get(rt, user=user, service_id=service_id)
 
 
-@router.post("/api/services/{service_id}/extend")
+@router.post("/api/services/{service_id}/extend", openapi_extra=SERVICE_EXTEND)
 async def extend_service(service_id: str, request: Request, user: UserView = Depends(current_user),
                          rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Move the service's expiry by `{hours}` (capped by the operator)."""
@@ -59,7 +68,7 @@ def stop_service(service_id: str, user: UserView = Depends(current_user),
     return lifecycle.stop(rt, user=user, service_id=service_id)
 
 
-@router.post("/api/services/{service_id}/keys", status_code=201)
+@router.post("/api/services/{service_id}/keys", status_code=201, openapi_extra=SERVICE_KEY)
 async def create_key(service_id: str, request: Request, user: UserView = Depends(current_user),
                      rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Create an API key of the service (`{name}`); the key is shown in this answer only."""
@@ -75,13 +84,12 @@ def list_keys(service_id: str, user: UserView = Depends(current_user),
 
 
 @router.delete("/api/services/{service_id}/keys/{key_id}")
-def revoke_key(service_id: str, key_id: int, user: UserView = Depends(current_user),
+def revoke_key(service_id: str, key_id: int = Path(ge=1, le=2**63 - 1), user: UserView = Depends(current_user),
                rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Revoke one key of the service."""
     return keys.revoke_key(rt, user=user, service_id=service_id, key_id=key_id)
 
 
-@router.api_route("/api/services/{service_id}/v1/{path:path}", methods=_PROXY_METHODS)
 async def service_api(service_id: str, path: str, request: Request,
                       rt: Runtime = Depends(runtime)) -> StreamingResponse:
     """The service's OpenAI-compatible API, streamed; the owner's token, a key of this service, or the owner's web
@@ -89,7 +97,13 @@ async def service_api(service_id: str, path: str, request: Request,
     return await proxy(request, rt, service_id, path)
 
 
-@router.post("/api/playground/start")
+for _method in _PROXY_METHODS:  # one operation per method: the schema's operation ids stay unique
+    router.add_api_route("/api/services/{service_id}/v1/{path:path}", service_api, methods=[_method],
+                         operation_id=f"service_api_{_method.lower()}", response_class=StreamingResponse,
+                         openapi_extra=SERVICE_PROXY if _method in ("POST", "PUT", "PATCH") else None)
+
+
+@router.post("/api/playground/start", openapi_extra=PLAYGROUND_START)
 async def playground_start(request: Request, user: UserView = Depends(current_user),
                            rt: Runtime = Depends(runtime)) -> JSONResponse:
     """The official client's `sf serve start`: `{model, gpus, ttl_s?}` → `{run_id, model, port, expires_at}`."""
@@ -111,7 +125,7 @@ def playground_stop(run_id: str, user: UserView = Depends(current_user),
     return playground.stop(rt, user=user, run_id=run_id)
 
 
-@router.post("/api/playground/{run_id}/extend")
+@router.post("/api/playground/{run_id}/extend", openapi_extra=PLAYGROUND_EXTEND)
 async def playground_extend(run_id: str, request: Request, user: UserView = Depends(current_user),
                             rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """The official client's `sf serve extend`: `{extra_s}` → `{expires_at}`."""

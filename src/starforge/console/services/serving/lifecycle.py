@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .... import __version__
-from ....contract import JobSpec, Problem, parse_or_raise, profile_name
+from ....contract import JobSpec, JobSpecError, Problem, parse_or_raise, profile_name
 from ...settings import Settings
 from ...store.models import Job, Service
 from ..accounts.credentials import UserView
@@ -44,9 +44,13 @@ SERVICE_DIR = ".service"
 SOCKET_FILE = "openai.sock"
 READY_FILE = "ready.json"
 EXP = "services"
+_MAX_GPUS = 4096
+_HINTS = {"name": "a short name of letters, digits, '.', '_' or '-', e.g. my-chat",
+          "model": "run:<run_id>, <owner>/<name>@<version>, a folder under model_roots or a hub id (org/name)",
+          "gpus": "fewer GPUs, or a profile whose series has them", "profile": "`sf cluster status` lists profiles"}
 _RECIPES = {"transformers": "serving/transformers", "vllm": "serving/vllm"}
 _FIELDS = {"spec.resources.pools": "gpus", "X-Forge-Meta.profile": "profile", "profile": "profile",
-           "metadata.name": "name"}
+           "metadata.name": "name", "spec.model.base": "model"}
 
 
 def server_for(series: str, settings: Settings) -> str:
@@ -103,8 +107,9 @@ def _read_start(body: Any, settings: Settings) -> tuple[str, int, float | None, 
     if not isinstance(model, str) or not model.strip():
         problems.append(Problem("model", "invalid_request", "model must be a non-empty string",
                                 "run:<run_id>, <owner>/<name>@<version>, a folder under model_roots or a hub id"))
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
-        problems.append(Problem("gpus", "invalid_request", "gpus must be a whole number ≥ 0", "e.g. 0 on a CPU series"))
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= _MAX_GPUS:
+        problems.append(Problem("gpus", "invalid_request", f"gpus must be a whole number from 0 to {_MAX_GPUS}",
+                                "e.g. 0 on a CPU series"))
     problems.extend(ttl.check_ttl(hours, settings.serving))
     if not isinstance(profile, str):
         problems.append(Problem("profile", "not_a_string", "profile must be a string", "a profile name, e.g. cpu"))
@@ -151,12 +156,19 @@ def _spec(rt: Runtime, *, user: UserView, recipe_id: str, name: str, series: str
     }
     if choice.base:
         doc["spec"]["model"] = {"base": choice.base}
-    return parse_or_raise(doc).with_owner(user.username)
+    try:
+        return parse_or_raise(doc).with_owner(user.username)
+    except JobSpecError as exc:  # a name or a hub id the contract refuses: said at the request's own fields
+        raise Rejected(TITLE, _at_fields(exc.problems), status=422) from None
 
 
 def _at_fields(problems: list[Problem]) -> list[Problem]:
     """Return admission's problems at the fields of the service request (`gpus`, `profile`, `name`)."""
-    return [replace(p, field=_field_of(p.field)) for p in problems]
+    out = []
+    for problem in problems:
+        field = _field_of(problem.field)
+        out.append(replace(problem, field=field, hint=problem.hint or _HINTS.get(field, "")))
+    return out
 
 
 def _field_of(field: str) -> str:

@@ -3,7 +3,8 @@
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 
 The four forms, tried in this order:
-- `run:<run_id>`: the caller's own run; its last `hf_export` artifact, else its latest checkpoint;
+- `run:<run_id>`: the caller's own run; its last `hf_export` artifact (else its last merged or final trained
+  `model`), else its latest checkpoint;
 - `<owner>/<name>@<version>`: a registered model the caller may read (the model registry);
 - an absolute path: a folder under the operator's `model_roots` (the rule of `jobs.model_paths`);
 - `<org>/<name>` (or a bare name), no `@`: a hub id, passed to the server as it is.
@@ -19,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem, is_cluster_path, is_model_ref, parse_versioned_ref
+from ....wire import KIND_HF_EXPORT, KIND_MERGED_MODEL, KIND_MODEL
 from ...store.models import Artifact, Job
 from ..accounts.credentials import UserView
 from ..errors import Rejected
@@ -50,11 +52,17 @@ def _refuse(code: str, message: str, hint: str, got: str) -> Rejected:
     return Rejected(TITLE, [Problem(FIELD, code, message, hint, {"got": got[:200]})], status=422)
 
 
+# a run's model folders in the order a service prefers them (then its latest checkpoint)
+_MODEL_KINDS = (KIND_HF_EXPORT, KIND_MERGED_MODEL, KIND_MODEL)
+
+
 def _last_export(db: Session, run_id: str) -> str:
-    rows = db.scalars(select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == "hf_export")
-                      .order_by(Artifact.created_at.desc(), Artifact.id.desc()))
-    row = rows.first()
-    return row.path if row is not None else ""
+    for kind in _MODEL_KINDS:
+        row = db.scalars(select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == kind)
+                         .order_by(Artifact.created_at.desc(), Artifact.id.desc())).first()
+        if row is not None:
+            return row.path
+    return ""
 
 
 def _from_run(db: Session, user: UserView, ref: str, run_id: str) -> ModelChoice:

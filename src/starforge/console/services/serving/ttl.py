@@ -13,7 +13,7 @@ import math
 from ....contract import Problem
 from ...scheduling_config import ServingSettings
 
-__all__ = ["cap_of", "check_ttl", "extended", "first_expiry", "touched"]
+__all__ = ["cap_of", "check_ttl", "extended", "first_expiry", "service_wall_seconds", "touched"]
 
 
 def cap_of(created_at: float, settings: ServingSettings) -> float:
@@ -54,3 +54,9 @@ def touched(now: float, *, created_at: float, expires_at: float, idle_ttl_s: flo
 def extended(now: float, *, created_at: float, expires_at: float, hours: float, settings: ServingSettings) -> float:
     """Return the expiry after `extend` by `hours` at `now` (from the later of now and the current expiry), capped."""
     return min(max(expires_at, now) + hours * 3600.0, cap_of(created_at, settings))
+
+
+def service_wall_seconds(wall: float | None, settings: ServingSettings) -> float:
+    """Return the wall time of a service's job: the cap (`max_ttl_hours`), or the profile's limit when shorter."""
+    cap = settings.max_ttl_hours * 3600.0
+    return min(wall, cap) if wall else cap
