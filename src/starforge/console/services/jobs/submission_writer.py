@@ -264,6 +264,9 @@ def _resolved(decision: Decision) -> dict[str, Any]:
         "init_from": found.init_from.path if found.init_from else "",
         "assets": {k: (v.path if v else "") for k, v in found.assets.items()},
         "plugins": [p.path if p else "" for p in found.plugins],
+        # a benchmark job's suites, for the mounts of their packs (`scheduler/prepare.py`)
+        "benchmarks": [{"name": b.name, "pack": b.pack, "pack_version": b.pack_version, "digest": b.digest,
+                        "builtin": b.builtin} for b in found.benchmarks],
     }
 
 
