@@ -52,10 +52,6 @@ def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolution
 
 def _suites(db: Session, spec: JobSpec) -> tuple[tuple[benchmark_packs.Suite, ...], tuple[Problem, ...]]:
     field, names = suites_asked(spec)
-    if not names:
-        offered = ", ".join(s.name for s in benchmark_packs.available_suites(db)) or "none"
-        return (), (Problem(field, "suites_missing", "a benchmark job needs at least one suite",
-                            f"name suites with --suites a,b (offered: {offered}; `sf bench ls`)"),)
     try:
         return tuple(benchmark_packs.resolve_suites(db, names, field=field)), ()
     except Rejected as exc:

@@ -7,7 +7,6 @@ administrator (`jobs.queries.find_job`).
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from ....contract import Problem
@@ -25,10 +24,10 @@ MAX_COMPARED = 20
 
 
 def offered_suites(rt: Runtime, *, user: UserView) -> dict[str, Any]:
-    """Return `{suites: [{name, pack, pack_version, digest, metrics, description, builtin}]}`, by name."""
+    """Return `{suites: [{name, pack, pack_version, digest, metrics, description, builtin, task}]}`, by name."""
     with rt.db.read() as db:
         found = benchmark_packs.available_suites(db)
-    return {"suites": [{**asdict(s), "metrics": list(s.metrics)} for s in sorted(found, key=lambda s: s.name)]}
+    return {"suites": [s.to_dict() for s in sorted(found, key=lambda s: s.name)]}
 
 
 def job_scores(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
