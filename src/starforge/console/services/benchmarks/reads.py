@@ -18,7 +18,7 @@ from ..registries import benchmark_packs
 from . import compare as rule
 from . import scores
 
-__all__ = ["MAX_COMPARED", "compare_runs", "comparison", "job_scores", "offered_suites", "parse_runs"]
+__all__ = ["MAX_COMPARED", "compare_runs", "comparison", "job_scores", "offered_suites", "parse_runs", "run_summary"]
 
 MAX_COMPARED = 20
 
@@ -65,3 +65,11 @@ def compare_runs(rt: Runtime, *, user: UserView, runs: str) -> dict[str, Any]:
         ids = [job_queries.find_job(db, user, name).id for name in names]
         points = scores.points_of(db, ids)
     return comparison(ids, points)
+
+
+def run_summary(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
+    """Return one run's scores summarised as a comparison of that run alone (mean, spread and n per suite and
+    metric), for the job's page."""
+    with rt.db.read() as db:
+        job = job_queries.find_job(db, user, ref)
+        return comparison([job.id], scores.points_of(db, [job.id]))
