@@ -1,6 +1,8 @@
 """The official client 0.3.56's `sf bench run` against our console: it submits evalkit/benchmark jobs (one per
 repeat) that our admission checks with the suites we offer — an offered suite is admitted, an unknown one refused
-at its field (the client shows the detail's field and message), and nothing is created."""
+at its field (the client shows the detail's field and message), and nothing is created; and its `sf bench external
+create|submit` opens an external evaluation and reports a score file we store (`POST /api/benchmarks/external`,
+`…/external/scores`)."""
 
 from __future__ import annotations
 
@@ -36,3 +38,23 @@ def test_the_official_bench_run_submits_jobs_our_admission_checks(official_conso
         api.post("/api/jobs/cancel-all")
     assert all(s["hyperparams"]["suites"] == "basic-arithmetic" and s["model"]["base"] == "sshleifer/tiny-gpt2"
                for s in specs)
+
+
+def test_the_official_bench_external_reports_scores_we_store(official_console: ConsoleProcess, official_sf: Path,
+                                                             tmp_path: Path) -> None:
+    user: OfficialUser = make_user(official_console, official_sf, tmp_path / "client", prefix="ext")
+    user.login()
+    made = user.sf("bench", "external", "create", "--model", "org/tiny", "--harness", "cvdp", "--note", "agent track")
+    assert made.returncode == 0, output(made)
+    assert "STARFORGE_TOKEN" in output(made)
+    with user.api() as api:
+        [job] = api.get("/api/jobs/mine").json()["jobs"]
+    run = job["job_ref"]
+    scores = tmp_path / "scores.json"
+    scores.write_text('{"scores": [{"benchmark": "cvdp", "metric": "pass@1", "value": 0.25}]}', encoding="utf-8")
+    sent = user.sf("bench", "external", "submit", run, "-f", str(scores), "--model", "org/tiny", "--harness", "cvdp")
+    assert sent.returncode == 0, output(sent)
+    with user.api() as api:
+        stored = api.get(f"/api/jobs/{run}/benchmarks").json()["benchmarks"]
+    assert [(s["benchmark"], s["metric"], s["value"], s["runner"]) for s in stored] == [("cvdp", "pass@1", 0.25,
+                                                                                         "cvdp")]

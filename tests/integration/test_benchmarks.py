@@ -138,3 +138,25 @@ def test_the_suites_offered_and_an_unknown_suite_refused_at_its_field(console: C
     assert listed.returncode == 0 and [s["name"] for s in json.loads(listed.stdout)["suites"]] == offered
     text = sf("bench", "ls")
     assert text.returncode == 0 and "basic-arithmetic" in text.stdout
+
+
+def test_an_external_evaluation_reports_its_scores_only(console: ConsoleProcess, runs: Runs) -> None:
+    with console.client(runs.api_token) as api:
+        assert api.post("/api/benchmarks/external", json={"harness": "cvdp"}).json()["problems"][0]["field"] == "model"
+        opened = api.post("/api/benchmarks/external", json={"model": "org/tiny", "harness": "cvdp",
+                                                            "train_run_id": runs.base}).json()
+    run, token = opened["run_id"], opened["token"]
+    with console.client(runs.stranger_token) as api:  # another account's training run is not found
+        assert api.post("/api/benchmarks/external", json={"model": "m", "train_run_id": runs.base}).status_code == 404
+        assert api.post("/api/benchmarks/external/scores", json={"run_id": run, "scores": [
+            {"benchmark": "cvdp", "metric": "pass@1", "value": 1.0}]}).status_code == 404
+    sent = httpx.post(f"{console.url}/api/benchmarks/external/scores", headers={"Authorization": f"Bearer {token}"},
+                      json={"run_id": run, "harness": "cvdp", "scores": [
+                          {"benchmark": "cvdp", "metric": "pass@1", "value": 0.25}]}, timeout=30)
+    assert sent.status_code == 200 and sent.json() == {"written": 1}
+    assert httpx.post(f"{console.url}/api/ingest/logs", headers={"X-StarForge-Token": token}, timeout=30,
+                      json={"run_id": run, "chunks": ["x"]}).status_code == 403  # its token reports scores only
+    with console.client(runs.api_token) as api:
+        assert [(s["benchmark"], s["value"], s["runner"]) for s in
+                api.get(f"/api/jobs/{run}/benchmarks").json()["benchmarks"]] == [("cvdp", 0.25, "cvdp")]
+        assert api.get("/api/job", params={"id": run}).json()["status"] == "succeeded"

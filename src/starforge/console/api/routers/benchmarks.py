@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
 
 from ...services.accounts.credentials import UserView
+from ...services.benchmarks import external as bench_external
 from ...services.benchmarks import reads as bench_reads
 from ...services.context import Runtime
-from ..deps import current_user, refuse_nul_parameters, runtime
+from ..body import read_json
+from ..deps import current_user, refuse_nul_parameters, run_token, runtime
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
@@ -34,3 +37,21 @@ def job_benchmarks(ref: str, user: UserView = Depends(current_user),
                    rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Return the benchmark scores a run reported."""
     return bench_reads.job_scores(rt=rt, user=user, ref=ref)
+
+
+@router.post("/api/benchmarks/external")
+async def open_external(request: Request, user: UserView = Depends(current_user),
+                        rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Open an external evaluation `{model, harness?, train_run_id?, note?}`: `{run_id, token}`, the token reporting
+    this run's scores only."""
+    body = await read_json(request, limit=64 * 1024)
+    return await run_in_threadpool(bench_external.open_external, rt=rt, user=user, body=body)
+
+
+@router.post("/api/benchmarks/external/scores")
+async def report_external(request: Request, token: str = Depends(run_token),
+                          rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Report an external evaluation's scores `{run_id, scores: [{benchmark, metric, value}], model?, harness?}`
+    with its token (or the owner's bearer token): `{written}`."""
+    body = await read_json(request, limit=16 * 1024 * 1024)
+    return await run_in_threadpool(bench_external.report_external, rt=rt, token=token, body=body)

@@ -19,9 +19,10 @@ from ...store.models import BenchmarkScore
 from ..errors import Rejected
 from .compare import Point
 
-__all__ = ["MAX_REPEAT", "MAX_SCORES", "Report", "points_of", "read_report", "record", "scores_of"]
+__all__ = ["EXTERNAL_PROFILE", "MAX_REPEAT", "MAX_SCORES", "Report", "points_of", "read_report", "record", "scores_of"]
 
 MAX_SCORES = 10_000
+EXTERNAL_PROFILE = "external"  # the profile of an external evaluation's run (`external`): it only reports scores
 MAX_REPEAT = 1_000
 _TITLE = "Invalid benchmark report"
 

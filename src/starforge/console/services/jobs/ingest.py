@@ -29,7 +29,7 @@ from ...store.models import Job, JobEvent
 from ..accounts import credentials as accounts
 from ..benchmarks import scores as benchmark_scores
 from ..context import Runtime
-from ..errors import NotFound, Rejected
+from ..errors import Forbidden, NotFound, Rejected
 from ..logs import store as logs
 from ..registries import artifacts
 from . import metrics
@@ -73,6 +73,8 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
         job = db.get(Job, run_id)
         if job is None:
             raise NotFound(f"no run {run_id}")
+        if job.profile == benchmark_scores.EXTERNAL_PROFILE and path != PATH_BENCHMARK:
+            raise Forbidden("an external evaluation's token reports its scores only (POST …/benchmark)")
         if path == PATH_CONTROL:
             return control_answer(job, grace=rt.settings.preemption.grace_seconds)
         if path == PATH_LIFECYCLE:
