@@ -285,7 +285,10 @@ def prepare_run(
             mounts.append(Mount(Path(checkout), checkout))  # a framework checkout is seen where it is, read-only
     (work / JOBSPEC_FILE).parent.mkdir(exist_ok=True)
     (work / JOBSPEC_FILE).write_text(dumps(spec), encoding="utf-8")
-    plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=job.action, init_from=init_from,
+    # a follow-up runs its recipe's step of that name; a benchmark evaluation (recipe evalkit/benchmark, which
+    # declares no steps) runs the recipe's own entry point
+    action = job.action if job.action in recipe.lifecycle else ""
+    plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=init_from,
                         framework_dir=framework_dir)
     (work / PLAN_FILE).parent.mkdir(exist_ok=True)
     (work / PLAN_FILE).write_text(json.dumps(plan.to_dict(), indent=2) + "\n", encoding="utf-8")

@@ -1,7 +1,7 @@
 """The one comparison rule of benchmark scores: per suite and metric, each run's mean over its repeats, their spread
 and count, and a verdict of each run against the first (the baseline).
 
-Tier: pure (no database, no I/O). The rule, in order:
+Tier: shared (pure: no database, no I/O). The rule, in order:
 
 1. A run's value for a (suite, metric) is the mean of its repeats; its spread is their sample standard deviation
    (None with a single repeat: the evaluation's own variance was not measured).
