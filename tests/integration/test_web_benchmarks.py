@@ -73,3 +73,31 @@ def test_the_compare_page_shows_the_verdicts_and_a_chart_per_suite(console: Cons
     assert "http://" not in page.text.replace("http://www.w3.org/2000/svg", "")  # nothing loaded from elsewhere
     assert console.browser("bob").get("/ui/benchmarks/compare", params={"runs": runs}).status_code == 404
     assert console.browser().get("/ui/benchmarks/compare", params={"runs": runs}).status_code in (303, 401)
+
+
+def _scores(console: Console, job: str, value: float) -> None:
+    with console.app.state.runtime.db.write() as db:
+        run_token = accounts.issue_run_token(db, accounts.authenticate(db, console.tokens["bob"]), job)
+    with console.api("bob") as api:
+        answer = api.post("/api/ingest/benchmark", headers={"Authorization": f"Bearer {run_token}"}, json={
+            "run_id": job, "runner": "lm-eval", "model": "tiny",
+            "scores": [{"benchmark": "basic-choice", "metric": "acc", "value": value, "repeat": i} for i in (0, 1)]})
+        assert answer.status_code == 200, answer.text
+
+
+def test_a_sweep_s_runs_are_ranked_by_a_benchmark_score(console: Console) -> None:
+    from tests.integration.test_sweeps import _points, _post_sweep
+
+    with console.api("bob") as api:
+        made = _post_sweep(api, _points(api, [{"max_num_steps": 2}, {"max_num_steps": 3}, {"max_num_steps": 4}]))
+        assert made.status_code in (200, 202), made.text
+        sweep_id = made.json()["sweep_id"]
+        jobs = [j["job_id"] for j in made.json()["jobs"]]
+    for job, value in zip(jobs, (0.25, 0.75), strict=False):  # the third run reported no score
+        _scores(console, job, value)
+    with console.api("bob") as api:
+        shown = api.get(f"/api/sweeps/{sweep_id}", params={"metric": "bench/basic-choice/acc"}).json()
+        assert api.get(f"/api/sweeps/{sweep_id}", params={"metric": "bench/nope/acc"}).status_code == 422
+    assert (shown["metric"], shown["direction"], shown["best"]) == ("bench/basic-choice/acc", "higher", jobs[1])
+    assert [(r["job_id"], r["rank"], r["value"]) for r in shown["runs"]] == [(jobs[1], 1, 0.75), (jobs[0], 2, 0.25),
+                                                                             (jobs[2], None, None)]

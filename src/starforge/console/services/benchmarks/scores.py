@@ -15,13 +15,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem
-from ...store.models import BenchmarkScore
+from ...store.models import BenchmarkScore, Job
 from ..errors import Rejected
 from .compare import Point
 
-__all__ = ["EXTERNAL_PROFILE", "MAX_REPEAT", "MAX_SCORES", "Report", "points_of", "read_report", "record", "scores_of"]
+__all__ = ["BENCH_PREFIX", "EXTERNAL_PROFILE", "MAX_REPEAT", "MAX_SCORES", "Report", "bench_metrics", "points_of",
+           "read_report", "record", "scores_of"]
 
 MAX_SCORES = 10_000
+BENCH_PREFIX = "bench/"  # a run's benchmark score as a metric: `bench/<suite>/<metric>`
 EXTERNAL_PROFILE = "external"  # the profile of an external evaluation's run (`external`): it only reports scores
 MAX_REPEAT = 1_000
 _TITLE = "Invalid benchmark report"
@@ -146,3 +148,24 @@ def scores_of(db: Session, run_id: str) -> list[dict[str, Any]]:
         BenchmarkScore.benchmark, BenchmarkScore.metric, BenchmarkScore.repeat))
     return [{"benchmark": r.benchmark, "metric": r.metric, "value": r.value, "stderr": r.stderr, "repeat": r.repeat,
              "runner": r.runner, "model": r.model} for r in rows]
+
+
+def bench_metrics(db: Session, run_ids: list[str]) -> dict[str, dict[str, float]]:
+    """Return, per run, `{bench/<suite>/<metric>: mean over repeats}` of the scores it reported, else those of its
+    newest follow-up that reported any (a training run's benchmark evaluation)."""
+    if not run_ids:
+        return {}
+    children = db.execute(select(Job.id, Job.parent_id).where(Job.parent_id.in_(run_ids))
+                          .order_by(Job.submitted_at.desc(), Job.id.desc())).all()
+    sums: dict[str, dict[str, list[float]]] = {}
+    for point in points_of(db, list(run_ids) + [child for child, _ in children]):
+        sums.setdefault(point.run_id, {}).setdefault(f"{BENCH_PREFIX}{point.benchmark}/{point.metric}",
+                                                     []).append(point.value)
+    means = {run: {key: sum(values) / len(values) for key, values in found.items()} for run, found in sums.items()}
+    out: dict[str, dict[str, float]] = {}
+    for run in run_ids:
+        own = means.get(run) or next((means[child] for child, parent in children if parent == run and child in means),
+                                     {})
+        if own:
+            out[run] = own
+    return out
