@@ -94,7 +94,7 @@ def show(rt: Runtime, *, user: UserView, sweep_id: str, metric: str = "") -> dic
         jobs = list(db.scalars(select(Job).where(Job.user_id == sweep.user_id, Job.sweep_id == sweep.id)
                                .order_by(Job.submitted_at, Job.id)))
         scores = bench_metrics(db, [job.id for job in jobs])
-        runs = [{"job_id": job.id, "status": job.status, "message": job.reason, "params": _params(job),
+        runs: list[dict[str, Any]] = [{"job_id": job.id, "status": job.status, "message": job.reason, "params": _params(job),
                  "metrics": {**series_of(db, job.id)["latest"], **scores.get(job.id, {})}, "recipe": job.recipe}
                 for job in jobs]
     recipe = rt.catalog.get(runs[0]["recipe"]) if runs else None
