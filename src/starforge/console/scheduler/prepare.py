@@ -285,8 +285,8 @@ def prepare_run(
             mounts.append(Mount(Path(checkout), checkout))  # a framework checkout is seen where it is, read-only
     (work / JOBSPEC_FILE).parent.mkdir(exist_ok=True)
     (work / JOBSPEC_FILE).write_text(dumps(spec), encoding="utf-8")
-    # a follow-up runs its recipe's step of that name; a benchmark evaluation (recipe evalkit/benchmark, which
-    # declares no steps) runs the recipe's own entry point
+    # a lifecycle action (export, eval) runs the recipe's entry for it; any other job (a service: `serve`) runs the
+    # recipe's own entrypoint
     action = job.action if job.action in recipe.lifecycle else ""
     plan = compile_plan(spec, recipe, run_id=run_id, work=work, action=action, init_from=init_from,
                         framework_dir=framework_dir)
