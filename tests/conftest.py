@@ -25,7 +25,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/e2e/test_trl.py": 145,
     "tests/e2e/test_bench_e2e.py": 71,  # with the evalkit runtime built (the benchmark job's tests build it)
     "tests/compat/test_official_bench.py": 14,
-    "tests/integration/test_benchmarks.py": 8,
+    "tests/integration/test_benchmarks.py": 15,
     "tests/e2e/test_resume.py": 90,
     "tests/e2e/test_slurm_nodes.py": 65,
     "tests/compat/test_official_client.py": 110,

@@ -160,3 +160,28 @@ def test_an_external_evaluation_reports_its_scores_only(console: ConsoleProcess,
         assert [(s["benchmark"], s["value"], s["runner"]) for s in
                 api.get(f"/api/jobs/{run}/benchmarks").json()["benchmarks"]] == [("cvdp", 0.25, "cvdp")]
         assert api.get("/api/job", params={"id": run}).json()["status"] == "succeeded"
+
+
+def test_sf_bench_run_refuses_bad_models_and_suites_before_anything_runs(console: ConsoleProcess, runs: Runs,
+                                                                         tmp_path: Path) -> None:
+    from tests.e2e.conftest import make_researcher
+
+    me = make_researcher(console, tmp_path / "me", "benchcli")
+    assert me.sf("new", "evals", "--method", "evalkit/benchmark").returncode == 0
+    me.commit("evals")
+    common = ("--suites", "basic-arithmetic", "--profile", "cpu")
+    foreign = me.sf("bench", "run", "evals", "--model", f"run:{runs.base}", *common)  # another account's run
+    assert foreign.returncode == 1 and "model: no run" in foreign.stderr and "sf job ls" in foreign.stderr
+    with console.client(me.token) as api:
+        mine = _sleeper(api, "no-checkpoint")
+    bare = me.sf("bench", "run", "evals", "--model", f"run:{mine}", *common)
+    assert bare.returncode == 1 and "registered no exported model or checkpoint" in bare.stderr
+    unknown = me.sf("bench", "run", "evals", "--model", "org/tiny", "--suites", "no-such-suite", "--profile", "cpu",
+                    "--json")
+    assert unknown.returncode == 1, unknown.stderr
+    refused = json.loads(unknown.stdout)
+    assert [p["field"] for p in refused["problems"]] == ["spec.hyperparams.suites"]
+    assert "basic-arithmetic" in refused["problems"][0]["hint"]
+    assert [j["job_ref"] for j in me.jobs()] == [mine]  # nothing else was created
+    with console.client(me.token) as api:
+        api.post("/api/job/stop", params={"id": mine})
