@@ -14,6 +14,7 @@ from ...services.benchmarks import reads as bench_reads
 from ...services.context import Runtime
 from ..body import read_json
 from ..deps import current_user, refuse_nul_parameters, run_token, runtime
+from ._openapi import EXTERNAL_EVALUATION, EXTERNAL_SCORES
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 
@@ -39,7 +40,7 @@ def job_benchmarks(ref: str, user: UserView = Depends(current_user),
     return bench_reads.job_scores(rt=rt, user=user, ref=ref)
 
 
-@router.post("/api/benchmarks/external")
+@router.post("/api/benchmarks/external", openapi_extra=EXTERNAL_EVALUATION)
 async def open_external(request: Request, user: UserView = Depends(current_user),
                         rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Open an external evaluation `{model, harness?, train_run_id?, note?}`: `{run_id, token}`, the token reporting
@@ -48,7 +49,7 @@ async def open_external(request: Request, user: UserView = Depends(current_user)
     return await run_in_threadpool(bench_external.open_external, rt=rt, user=user, body=body)
 
 
-@router.post("/api/benchmarks/external/scores")
+@router.post("/api/benchmarks/external/scores", openapi_extra=EXTERNAL_SCORES)
 async def report_external(request: Request, token: str = Depends(run_token),
                           rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Report an external evaluation's scores `{run_id, scores: [{benchmark, metric, value}], model?, harness?}`
