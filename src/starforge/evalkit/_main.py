@@ -15,7 +15,7 @@ from ..runner._ingest import IngestError
 from ..wire import PATH_BENCHMARK
 from ._config import EvalConfig, load_config
 from ._scores import scores_of
-from ._suites import Chosen, choose
+from ._suites import BENCHMARKS_VARIABLE, Chosen, choose
 
 __all__ = ["REPORT_VERSION", "main", "report_document"]
 
@@ -74,6 +74,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
     _say(f"lm-eval {_harness.harness_version()} on {config.model}: {', '.join(c.suite for c in chosen)}, "
          f"limit={config.limit or 'all'}, repeat={config.repeat}, seeds={config.seeds()}")
+    where = "mounted by the console" if env.get(BENCHMARKS_VARIABLE) else "the builtin pack of this StarForge"
+    for c in chosen:
+        _say(f"{c.suite}: task {c.task} of {c.pack}@{c.version}, {where} ({c.path})")
     harness = _harness.Harness(config)
     scores: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []

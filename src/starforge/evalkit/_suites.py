@@ -50,11 +50,14 @@ def _builtin() -> dict[str, Chosen]:
 
 
 def choose(names: Sequence[str], environ: Mapping[str, str]) -> tuple[list[Chosen], list[str]]:
-    """Return the suites `names` in order, from the mounted packs or else the builtin pack, or the problems."""
+    """Return the suites `names` in order, from the mounted packs or else the builtin pack, or the problems; no
+    names with mounted packs: every suite mounted."""
     raw = environ.get(BENCHMARKS_VARIABLE, "")
     offered, problems = _mounted(raw) if raw else (_builtin(), [])
     if problems:
         return [], problems
+    if not names and raw:  # the console chose them (spec.evaluation.suites): run every suite it mounted
+        return list(offered.values()), []
     missing = [n for n in names if n not in offered]
     if missing:
         where = "the packs the console mounted" if raw else "the builtin pack"

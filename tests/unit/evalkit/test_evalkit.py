@@ -62,6 +62,7 @@ def test_suites_come_from_the_mounted_packs_else_the_builtin_pack() -> None:
         [Chosen("quiz", "quiz_task", "ann/quiz", "2", ("acc",), "/inputs/bench-ann-quiz")], [])
     chosen, problems = choose(["basic-choice"], {})
     assert problems == [] and chosen[0].path == str(BUILTIN_ROOT) and chosen[0].pack == "starforge/basic"
+    assert choose([], {"FORGE_BENCHMARKS": mounted})[0][0].suite == "quiz"  # the console chose: every suite mounted
     chosen, problems = choose(["basic-choice"], {"FORGE_BENCHMARKS": mounted})
     assert chosen == [] and "no suite basic-choice in the packs the console mounted (offered: quiz)" in problems[0]
 
