@@ -85,3 +85,37 @@ def test_the_job_refuses_bad_settings_before_evaluating_anything(capsys: pytest.
     err = capsys.readouterr().err
     assert "no suite gsm8k in the builtin pack (offered: basic-arithmetic, basic-choice)" in err
     assert "nothing was evaluated" in err and not list(tmp_path.iterdir())
+
+
+def test_the_official_clients_hyperparameters_reach_the_job_through_our_plan(tmp_path: Path) -> None:
+    """What the official client 0.3.56's `sf bench run` sets (runner, suites, limit, batch_size, extra_args) goes
+    through our recipe's plan into the argv our job reads."""
+    import shutil
+
+    from starforge.console.scheduler import compile_plan
+    from starforge.contract import parse
+    from starforge.recipes import load_catalog, validate_hyperparams
+    from starforge.runner import build_command
+    from starforge.wire import parse_plan
+    from tests.unit.recipes.trees import spec
+
+    recipe = load_catalog(overlays=False).get("evalkit/benchmark")
+    assert recipe is not None
+    work = tmp_path / "work"
+    shutil.copytree(recipe.template_dir, work / "experiments" / "exp")
+    official = {"runner": "lm-eval", "suites": "basic-arithmetic,basic-choice", "batch_size": "4", "limit": 5,
+                "extra_args": "--num_fewshot 2"}
+    hyperparams, problems = validate_hyperparams(official, recipe, recipe.default_version)
+    assert problems == []
+    parsed = parse(spec(recipe, hyperparams=hyperparams))
+    assert parsed.spec is not None, parsed.problems
+    plan = compile_plan(parsed.spec, recipe, run_id="r-0123456789", work=work)
+    again, _ = parse_plan(json.loads(json.dumps(plan.to_dict())))
+    assert again is not None
+    argv, _result = build_command(again, "/runtime/bin/python", {"FORGE_MODEL": "/models/tiny"})
+    assert argv[3] == "starforge.evalkit"
+    config, problems = load_config([a.replace("experiments/exp", str(work / "experiments/exp")) for a in argv[4:]],
+                                   {"FORGE_MODEL": "/models/tiny"})
+    assert problems == [] and config is not None
+    assert (config.suites, config.limit, config.batch_size, config.num_fewshot, config.model) == (
+        ("basic-arithmetic", "basic-choice"), 5, "4", 2, "/models/tiny")
