@@ -132,3 +132,28 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
     assert [s["pack"] for s in report["suites"]] == ["starforge/basic"] * 2
     artifacts = me.json("job", "artifacts", job_id)["artifacts"]
     assert [a["kind"] for a in artifacts if a["path"].endswith("eval/report.json")] == ["eval_report"]
+
+
+_TEMPLATES = """
+import lm_eval.utils as u
+from jinja2.exceptions import SecurityError
+from starforge.evalkit._harness import sandbox_templates
+
+escape = "{{ ''.__class__.__mro__[1].__subclasses__() }}"
+assert "object" in u.apply_template("{{ ''.__class__.__mro__ }}", {})  # lm-eval's own environment reaches Python
+sandbox_templates()
+assert u.apply_template("Q: {{question | regex_replace('a', 'b')}}", {"question": "a cat"}) == "Q: b cbt"
+try:
+    u.apply_template(escape, {})
+except SecurityError as exc:
+    print("REFUSED", exc)
+"""
+
+
+def test_the_jobs_prompt_templates_reach_no_python_object(world: World) -> None:
+    """A pack's templates are someone else's text: the job renders them in Jinja's sandbox (lm-eval's would not)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run([str(world.python), "-c", _TEMPLATES], env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "REFUSED access to attribute '__class__'" in done.stdout
