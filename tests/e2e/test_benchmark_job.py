@@ -1,7 +1,8 @@
-"""A benchmark job end to end on the CPU: `sf bench run` on the tiny model with the builtin pack runs lm-eval in the
-evalkit runtime, twice (`--repeat 2`, two seeds), and the scores the console stored — in `sf job status --json` —
-and those of the job's eval/report.json equal what lm-eval's own `simple_evaluate` gives, run here directly in the
-same runtime on the same model, tasks, limit and seeds.
+"""A benchmark job end to end on the CPU: `sf bench run` on the tiny model runs lm-eval in the evalkit runtime on the
+builtin pack's suites and on a suite of a pack the researcher published (mounted into the job read-only), twice
+(`--repeat 2`, two seeds); the scores the console stored (in `sf job status --json`) and those of the job's
+eval/report.json equal what lm-eval's own `simple_evaluate` gives, run here directly in the same runtime on the same
+model, tasks, limit and seeds.
 
 The runtime (`sf console runtime build evalkit-1.0.0`) is cached outside the clone like the TRL one; the tiny
 Llama-style model is built with that runtime's interpreter (`sf console runtime run … -m
@@ -12,6 +13,7 @@ carries its data and the job runs with the hub offline.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -103,10 +105,25 @@ def _direct(world: World, tmp_path: Path) -> dict[str, Any]:
     return {int(seed): results for seed, results in json.loads(line[len("RESULTS "):]).items()}
 
 
+def _published_pack(me: Researcher, tmp_path: Path) -> str:
+    """Publish a copy of the builtin pack whose choice suite is `<user>-pick` (its task keeps the name basic_choice,
+    as the builtin one's); return that suite's name."""
+    folder = tmp_path / "quiz"
+    shutil.copytree(BUILTIN_ROOT, folder)
+    manifest = (folder / "plugin.yaml").read_text(encoding="utf-8").replace("name: basic\n", "name: quiz\n")
+    manifest = manifest.replace("name: basic-choice", f"name: {me.user}-pick")
+    (folder / "plugin.yaml").write_text(manifest.replace("name: basic-arithmetic", f"name: {me.user}-sums"),
+                                        encoding="utf-8")
+    published = me.sf("plugin", "publish", str(folder))
+    assert published.returncode == 0, published.stderr
+    return f"{me.user}-pick"
+
+
 def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
         trainer_slot: None, world: World, tmp_path: Path) -> None:
     me = world.me
-    submitted = me.sf("bench", "run", "bench", "--model", str(world.model), "--suites", ",".join(SUITES),
+    pick = _published_pack(me, tmp_path)
+    submitted = me.sf("bench", "run", "bench", "--model", str(world.model), "--suites", ",".join([*SUITES, pick]),
                       "--limit", str(LIMIT), "--repeat", str(len(SEEDS)), "--profile", "cpu:1", "--json")
     assert submitted.returncode == 0, submitted.stderr
     job_id = json.loads(submitted.stdout)["job_id"]
@@ -114,13 +131,18 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
     status = me.json("job", "status", job_id)
     assert status["status"] == "succeeded", (status, followed.stdout[-6000:], followed.stderr[-2000:])
     assert "scores sent to the console" in followed.stdout, followed.stdout[-4000:]
-    for suite, (task, _metric) in SUITES.items():  # the packs admission chose, as the launch mounted them
-        assert f"{suite}: task {task} of starforge/basic@1.0.0, mounted by the console" in followed.stdout
+    for suite, (task, _metric) in SUITES.items():  # the suites admission chose, named by the launch
+        assert f"{suite}: task {task} of starforge/basic@1.0.0, chosen by the console" in followed.stdout
+    mounted = re.search(rf"{pick}: task basic_choice of {me.user}/quiz@1.0.0, chosen by the console \((\S+)\)",
+                        followed.stdout)
+    assert mounted and "bench-" in mounted.group(1), followed.stdout[-4000:]  # the published pack, mounted
 
     expected = {(suite, metric, k): results[task][f"{metric},none"]
                 for k, results in enumerate(_direct(world, tmp_path)[seed] for seed in SEEDS)
                 for suite, (task, metric) in SUITES.items()}
     assert 0 < expected[("basic-choice", "acc", 0)] < 1  # a number that says something, not a constant
+    for k in range(len(SEEDS)):  # the published pack holds the same data under the same task name
+        expected[(pick, "acc", k)] = expected[("basic-choice", "acc", k)]
     stored = {(s["benchmark"], s["metric"], s["repeat"]): s["value"] for s in status["benchmarks"]}
     assert stored == expected
     assert {s["runner"] for s in status["benchmarks"]} == {"lm-eval"}
@@ -129,7 +151,7 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
     report = json.loads((run_dir / "out" / "eval" / "report.json").read_text(encoding="utf-8"))
     assert {(s["benchmark"], s["metric"], s["repeat"]): s["value"] for s in report["scores"]} == expected
     assert report["seeds"] == list(SEEDS) and report["limit"] == LIMIT and report["runner_version"] == "0.4.13"
-    assert [s["pack"] for s in report["suites"]] == ["starforge/basic"] * 2
+    assert [s["pack"] for s in report["suites"]] == ["starforge/basic"] * 2 + [f"{me.user}/quiz"]
     artifacts = me.json("job", "artifacts", job_id)["artifacts"]
     assert [a["kind"] for a in artifacts if a["path"].endswith("eval/report.json")] == ["eval_report"]
 

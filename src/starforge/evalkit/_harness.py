@@ -74,12 +74,13 @@ class Harness:
         batch: int | str = int(config.batch_size) if config.batch_size.isdigit() else config.batch_size
         self.model = HFLM(pretrained=config.model, dtype=config.dtype, batch_size=batch, device=device())
 
-    def evaluate(self, chosen: Sequence[Chosen], seed: int) -> dict[str, Any]:
-        """Return lm-eval's `results` for the tasks of `chosen` (each pack in its own call), merged by task."""
+    def evaluate(self, chosen: Sequence[Chosen], seed: int) -> dict[str, dict[str, Any]]:
+        """Return lm-eval's `results` for the tasks of `chosen`, per pack folder (each pack in its own call: two packs
+        may name a task alike)."""
         from lm_eval import simple_evaluate  # type: ignore[import-not-found,unused-ignore]
         from lm_eval.tasks import TaskManager  # type: ignore[import-not-found,unused-ignore]
 
-        merged: dict[str, Any] = {}
+        merged: dict[str, dict[str, Any]] = {}
         for path in dict.fromkeys(c.path for c in chosen):
             tasks = list(dict.fromkeys(c.task for c in chosen if c.path == path))
             with _cwd(path):
@@ -88,5 +89,5 @@ class Harness:
                                       **call_arguments(self.config, seed))
             if out is None:  # only the non-zero ranks of a distributed run get None
                 continue
-            merged.update(out.get("results") or {})
+            merged[path] = dict(out.get("results") or {})
         return merged

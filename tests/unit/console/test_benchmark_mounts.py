@@ -1,5 +1,5 @@
-"""The launch shows the packs of the suites admission chose to the job, read-only, and names them in
-`FORGE_BENCHMARKS`; a pack whose files changed since admission (another digest) or vanished stops the launch."""
+"""The launch shows the published packs of the suites admission chose to the job, read-only, and names every suite
+in `FORGE_BENCHMARKS` (a builtin one is in the job's own StarForge copy); a pack whose files changed since admission (another digest) or vanished stops the launch."""
 
 from __future__ import annotations
 
@@ -31,13 +31,11 @@ def test_each_pack_is_mounted_once_and_named_with_its_suites(tmp_path: Path) -> 
                                       builtin=True),
                                _entry("quiz", "basic_choice", "ann/quiz", quiz)]}
     mounts, variable = _benchmark_mounts(resolved, PATHS)
-    assert [(m.source, m.target) for m in mounts] == [(BUILTIN_ROOT, "/inputs/bench-starforge-basic"),
-                                                      (quiz, "/inputs/bench-ann-quiz")]
-    named = json.loads(variable)
-    assert [(n["suite"], n["task"], n["path"]) for n in named] == [
-        ("basic-choice", "basic_choice", "/inputs/bench-starforge-basic"),
-        ("basic-arithmetic", "basic_arithmetic", "/inputs/bench-starforge-basic"),
-        ("quiz", "basic_choice", "/inputs/bench-ann-quiz")]
+    assert [(m.source, m.target) for m in mounts] == [(quiz, "/inputs/bench-ann-quiz")]
+    named = json.loads(variable)  # the builtin pack is the job's own StarForge copy's: not mounted
+    assert [(n["suite"], n["task"], n["builtin"], n["path"]) for n in named] == [
+        ("basic-choice", "basic_choice", True, ""), ("basic-arithmetic", "basic_arithmetic", True, ""),
+        ("quiz", "basic_choice", False, "/inputs/bench-ann-quiz")]
     assert _benchmark_mounts({}, PATHS) == ([], "")
 
 

@@ -62,6 +62,9 @@ def test_suites_come_from_the_mounted_packs_else_the_builtin_pack() -> None:
         [Chosen("quiz", "quiz_task", "ann/quiz", "2", ("acc",), "/inputs/bench-ann-quiz")], [])
     chosen, problems = choose(["basic-choice"], {})
     assert problems == [] and chosen[0].path == str(BUILTIN_ROOT) and chosen[0].pack == "starforge/basic"
+    builtin = json.dumps([{"suite": "basic-choice", "task": "basic_choice", "pack": "starforge/basic",
+                           "version": "1.0.0", "metrics": ["acc"], "builtin": True, "path": ""}])
+    assert choose(["basic-choice"], {"FORGE_BENCHMARKS": builtin})[0][0].path == str(BUILTIN_ROOT)
     assert choose([], {"FORGE_BENCHMARKS": mounted})[0][0].suite == "quiz"  # the console chose: every suite mounted
     chosen, problems = choose(["basic-choice"], {"FORGE_BENCHMARKS": mounted})
     assert chosen == [] and "no suite basic-choice in the packs the console mounted (offered: quiz)" in problems[0]
@@ -70,8 +73,9 @@ def test_suites_come_from_the_mounted_packs_else_the_builtin_pack() -> None:
 def test_scores_are_read_from_lm_evals_metric_keys() -> None:
     chosen = [Chosen("sums", "sums_task", "p", "1", ("exact_match",), "/p"),
               Chosen("pick", "pick_task", "p", "1", ("acc", "acc_norm"), "/p")]
-    results = {"sums_task": {"exact_match,strict": 0.5, "exact_match_stderr,strict": 0.1},
-               "pick_task": {"acc,none": 0.25, "acc_stderr,none": "N/A", "alias": "pick_task"}}
+    results = {"/p": {"sums_task": {"exact_match,strict": 0.5, "exact_match_stderr,strict": 0.1},
+                      "pick_task": {"acc,none": 0.25, "acc_stderr,none": "N/A", "alias": "pick_task"}},
+               "/q": {"sums_task": {"exact_match,strict": 0.75}}}
     scores, missing = scores_of(results, chosen, 2)
     assert scores == [{"benchmark": "sums", "metric": "exact_match", "value": 0.5, "repeat": 2, "stderr": 0.1},
                       {"benchmark": "pick", "metric": "acc", "value": 0.25, "repeat": 2}]
