@@ -13,6 +13,7 @@ from ..contract import Problem, is_safe_segment
 from ..safeyaml import YamlRefused, load_yaml_bounded
 
 __all__ = [
+    "ALLOWED_SUFFIXES",
     "KIND",
     "LOCAL_BUILDERS",
     "MANIFEST",
@@ -31,6 +32,9 @@ _MAX_TASK_FILES = 200
 _MAX_SUITES = 100
 _MAX_DESCRIPTION = 500
 _PATH_KEYS = ("data_files", "data_dir")
+# what a pack may hold: task YAML, data and notes; never code (lm-eval and `evaluate` would run a .py they find)
+ALLOWED_SUFFIXES = frozenset({".yaml", ".yml", ".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".txt",
+                              ".md"})
 _HINT_LOCAL = ("set dataset_path: json (or csv, parquet, text) and list the pack's own files under "
                "dataset_kwargs.data_files; a pack carries its data, nothing is downloaded")
 
@@ -264,6 +268,11 @@ def read_pack(root: Path) -> Pack:
         if path.is_symlink():
             problems.append(Problem(relative, "outside_pack", f"{relative} is a link",
                                     "copy the file into the pack instead of linking to it"))
+            continue
+        if path.is_file() and path.suffix.lower() not in ALLOWED_SUFFIXES:
+            problems.append(Problem(relative, "not_pack_data", f"{relative} is neither task YAML nor data",
+                                    "a pack holds task YAML and data files only (" + ", ".join(sorted(ALLOWED_SUFFIXES))
+                                    + "): no code; lm-eval's builtin filters and metrics are the ones a task uses"))
             continue
         if relative == MANIFEST or not relative.endswith((".yaml", ".yml")):
             continue

@@ -13,7 +13,7 @@ from typing import Any
 from ._config import EvalConfig
 from ._suites import Chosen
 
-__all__ = ["Harness", "call_arguments", "device", "harness_version"]
+__all__ = ["Harness", "call_arguments", "device", "harness_version", "sandbox_templates"]
 
 
 def device() -> str:
@@ -51,22 +51,36 @@ def _cwd(path: str) -> Iterator[None]:
         os.chdir(before)
 
 
+def sandbox_templates() -> None:
+    """Render the packs' prompt templates in Jinja's immutable sandbox: a template of a pack someone else published
+    reads its document's fields, and can reach no Python object beyond them (lm-eval's own environment could)."""
+    import lm_eval.utils  # type: ignore[import-not-found,unused-ignore]
+    from jinja2 import BaseLoader, StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    sandboxed = ImmutableSandboxedEnvironment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)
+    sandboxed.filters.update(lm_eval.utils.env.filters)  # lm-eval's own filters (regex_replace), same names
+    lm_eval.utils.env = sandboxed
+
+
 class Harness:
-    """One model loaded by lm-eval's Hugging Face backend, evaluated on suites pack by pack."""
+    """One model loaded by lm-eval's Hugging Face backend, evaluated on suites pack by pack, its templates sandboxed."""
 
     def __init__(self, config: EvalConfig) -> None:
         from lm_eval.models.huggingface import HFLM  # type: ignore[import-not-found,unused-ignore]
 
+        sandbox_templates()
         self.config = config
         batch: int | str = int(config.batch_size) if config.batch_size.isdigit() else config.batch_size
         self.model = HFLM(pretrained=config.model, dtype=config.dtype, batch_size=batch, device=device())
 
-    def evaluate(self, chosen: Sequence[Chosen], seed: int) -> dict[str, Any]:
-        """Return lm-eval's `results` for the tasks of `chosen` (each pack in its own call), merged by task."""
+    def evaluate(self, chosen: Sequence[Chosen], seed: int) -> dict[str, dict[str, Any]]:
+        """Return lm-eval's `results` for the tasks of `chosen`, per pack folder (each pack in its own call: two packs
+        may name a task alike)."""
         from lm_eval import simple_evaluate  # type: ignore[import-not-found,unused-ignore]
         from lm_eval.tasks import TaskManager  # type: ignore[import-not-found,unused-ignore]
 
-        merged: dict[str, Any] = {}
+        merged: dict[str, dict[str, Any]] = {}
         for path in dict.fromkeys(c.path for c in chosen):
             tasks = list(dict.fromkeys(c.task for c in chosen if c.path == path))
             with _cwd(path):
@@ -75,5 +89,5 @@ class Harness:
                                       **call_arguments(self.config, seed))
             if out is None:  # only the non-zero ranks of a distributed run get None
                 continue
-            merged.update(out.get("results") or {})
+            merged[path] = dict(out.get("results") or {})
         return merged

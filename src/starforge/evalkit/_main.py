@@ -15,7 +15,7 @@ from ..runner._ingest import IngestError
 from ..wire import PATH_BENCHMARK
 from ._config import EvalConfig, load_config
 from ._scores import scores_of
-from ._suites import Chosen, choose
+from ._suites import BENCHMARKS_VARIABLE, Chosen, choose
 
 __all__ = ["REPORT_VERSION", "main", "report_document"]
 
@@ -74,6 +74,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
     _say(f"lm-eval {_harness.harness_version()} on {config.model}: {', '.join(c.suite for c in chosen)}, "
          f"limit={config.limit or 'all'}, repeat={config.repeat}, seeds={config.seeds()}")
+    where = "chosen by the console" if env.get(BENCHMARKS_VARIABLE) else "the builtin pack of this StarForge"
+    for c in chosen:
+        _say(f"{c.suite}: task {c.task} of {c.pack}@{c.version}, {where} ({c.path})")
     harness = _harness.Harness(config)
     scores: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -84,7 +87,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             print(f"{_PROG}: error: lm-eval reported no {', '.join(missing)} (it reported "
                   f"{json.dumps(found, default=str)[:2000]})", file=sys.stderr)
             return 1
-        results.append(found)
+        results.append({c.suite: found.get(c.path, {}).get(c.task) for c in chosen})
         scores += got
         run.log({f"bench/{s['benchmark']}/{s['metric']}": s["value"] for s in got}, step=k)
         for s in got:

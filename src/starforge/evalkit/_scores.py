@@ -29,13 +29,14 @@ def metric_key(task_results: Mapping[str, Any], metric: str) -> str | None:
     return next((key for key in task_results if key.startswith(f"{metric},")), None)
 
 
-def scores_of(results: Mapping[str, Any], chosen: Sequence[Chosen], repeat: int) -> tuple[list[dict[str, Any]],
-                                                                                          list[str]]:
-    """Return the scores of one repetition (`results` is lm-eval's `results` mapping) and the metrics missing."""
+def scores_of(results: Mapping[str, Mapping[str, Any]], chosen: Sequence[Chosen], repeat: int) -> tuple[
+        list[dict[str, Any]], list[str]]:
+    """Return the scores of one repetition and the metrics missing; `results` holds lm-eval's `results` mapping
+    per pack folder."""
     scores: list[dict[str, Any]] = []
     missing: list[str] = []
     for suite in chosen:
-        task = results.get(suite.task)
+        task = (results.get(suite.path) or {}).get(suite.task)
         task = task if isinstance(task, Mapping) else {}
         for metric in suite.metrics:
             key = metric_key(task, metric)

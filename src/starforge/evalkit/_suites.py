@@ -1,5 +1,5 @@
-"""Which suites the job runs and where their packs are: `FORGE_BENCHMARKS` (what the console mounted), else the
-builtin pack of the installed package (a job started by hand, or a console that recorded none)."""
+"""Which suites the job runs and where their packs are: `FORGE_BENCHMARKS` (what the console chose: published packs
+mounted, builtin suites in this copy of StarForge), else the builtin pack of this copy (a job started by hand)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..benchmarks import BUILTIN_OWNER, PackRefused, builtin_pack
+from ..benchmarks import BUILTIN_OWNER, BUILTIN_ROOT, PackRefused, builtin_pack
 
 __all__ = ["BENCHMARKS_VARIABLE", "Chosen", "choose"]
 
@@ -33,10 +33,13 @@ def _mounted(raw: str) -> tuple[dict[str, Chosen], list[str]]:
         return {}, [f"{BENCHMARKS_VARIABLE} is not JSON"]
     found: dict[str, Chosen] = {}
     for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and item.get("suite") and item.get("task") and item.get("path"):
+        if not isinstance(item, dict) or not item.get("suite") or not item.get("task"):
+            continue
+        path = str(BUILTIN_ROOT) if item.get("builtin") else str(item.get("path") or "")  # builtin: this copy's
+        if path:
             found[str(item["suite"])] = Chosen(str(item["suite"]), str(item["task"]), str(item.get("pack", "")),
                                                str(item.get("version", "")),
-                                               tuple(str(m) for m in item.get("metrics") or ()), str(item["path"]))
+                                               tuple(str(m) for m in item.get("metrics") or ()), path)
     return found, []
 
 
@@ -50,11 +53,14 @@ def _builtin() -> dict[str, Chosen]:
 
 
 def choose(names: Sequence[str], environ: Mapping[str, str]) -> tuple[list[Chosen], list[str]]:
-    """Return the suites `names` in order, from the mounted packs or else the builtin pack, or the problems."""
+    """Return the suites `names` in order, from the mounted packs or else the builtin pack, or the problems; no
+    names with mounted packs: every suite mounted."""
     raw = environ.get(BENCHMARKS_VARIABLE, "")
     offered, problems = _mounted(raw) if raw else (_builtin(), [])
     if problems:
         return [], problems
+    if not names and raw:  # the console chose them (spec.evaluation.suites): run every suite it mounted
+        return list(offered.values()), []
     missing = [n for n in names if n not in offered]
     if missing:
         where = "the packs the console mounted" if raw else "the builtin pack"

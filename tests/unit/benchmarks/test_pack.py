@@ -78,3 +78,11 @@ def test_the_manifest_is_checked_suite_by_suite(tmp_path: Path) -> None:
 
 def test_a_folder_without_a_manifest_is_refused(tmp_path: Path) -> None:
     assert _refused(tmp_path) == {"bundle": "invalid_request"}
+
+
+def test_a_pack_holds_no_code(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "exact").mkdir()
+    (root / "exact" / "exact.py").write_text("import os\n")  # what evaluate.load("exact") would run from the pack
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    assert _refused(root) == {"exact/exact.py": "not_pack_data", "run.sh": "not_pack_data"}

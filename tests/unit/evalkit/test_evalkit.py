@@ -62,6 +62,10 @@ def test_suites_come_from_the_mounted_packs_else_the_builtin_pack() -> None:
         [Chosen("quiz", "quiz_task", "ann/quiz", "2", ("acc",), "/inputs/bench-ann-quiz")], [])
     chosen, problems = choose(["basic-choice"], {})
     assert problems == [] and chosen[0].path == str(BUILTIN_ROOT) and chosen[0].pack == "starforge/basic"
+    builtin = json.dumps([{"suite": "basic-choice", "task": "basic_choice", "pack": "starforge/basic",
+                           "version": "1.0.0", "metrics": ["acc"], "builtin": True, "path": ""}])
+    assert choose(["basic-choice"], {"FORGE_BENCHMARKS": builtin})[0][0].path == str(BUILTIN_ROOT)
+    assert choose([], {"FORGE_BENCHMARKS": mounted})[0][0].suite == "quiz"  # the console chose: every suite mounted
     chosen, problems = choose(["basic-choice"], {"FORGE_BENCHMARKS": mounted})
     assert chosen == [] and "no suite basic-choice in the packs the console mounted (offered: quiz)" in problems[0]
 
@@ -69,8 +73,9 @@ def test_suites_come_from_the_mounted_packs_else_the_builtin_pack() -> None:
 def test_scores_are_read_from_lm_evals_metric_keys() -> None:
     chosen = [Chosen("sums", "sums_task", "p", "1", ("exact_match",), "/p"),
               Chosen("pick", "pick_task", "p", "1", ("acc", "acc_norm"), "/p")]
-    results = {"sums_task": {"exact_match,strict": 0.5, "exact_match_stderr,strict": 0.1},
-               "pick_task": {"acc,none": 0.25, "acc_stderr,none": "N/A", "alias": "pick_task"}}
+    results = {"/p": {"sums_task": {"exact_match,strict": 0.5, "exact_match_stderr,strict": 0.1},
+                      "pick_task": {"acc,none": 0.25, "acc_stderr,none": "N/A", "alias": "pick_task"}},
+               "/q": {"sums_task": {"exact_match,strict": 0.75}}}
     scores, missing = scores_of(results, chosen, 2)
     assert scores == [{"benchmark": "sums", "metric": "exact_match", "value": 0.5, "repeat": 2, "stderr": 0.1},
                       {"benchmark": "pick", "metric": "acc", "value": 0.25, "repeat": 2}]
@@ -84,3 +89,37 @@ def test_the_job_refuses_bad_settings_before_evaluating_anything(capsys: pytest.
     err = capsys.readouterr().err
     assert "no suite gsm8k in the builtin pack (offered: basic-arithmetic, basic-choice)" in err
     assert "nothing was evaluated" in err and not list(tmp_path.iterdir())
+
+
+def test_the_official_clients_hyperparameters_reach_the_job_through_our_plan(tmp_path: Path) -> None:
+    """What the official client 0.3.56's `sf bench run` sets (runner, suites, limit, batch_size, extra_args) goes
+    through our recipe's plan into the argv our job reads."""
+    import shutil
+
+    from starforge.console.scheduler import compile_plan
+    from starforge.contract import parse
+    from starforge.recipes import load_catalog, validate_hyperparams
+    from starforge.runner import build_command
+    from starforge.wire import parse_plan
+    from tests.unit.recipes.trees import spec
+
+    recipe = load_catalog(overlays=False).get("evalkit/benchmark")
+    assert recipe is not None
+    work = tmp_path / "work"
+    shutil.copytree(recipe.template_dir, work / "experiments" / "exp")
+    official = {"runner": "lm-eval", "suites": "basic-arithmetic,basic-choice", "batch_size": "4", "limit": 5,
+                "extra_args": "--num_fewshot 2"}
+    hyperparams, problems = validate_hyperparams(official, recipe, recipe.default_version)
+    assert problems == []
+    parsed = parse(spec(recipe, hyperparams=hyperparams))
+    assert parsed.spec is not None, parsed.problems
+    plan = compile_plan(parsed.spec, recipe, run_id="r-0123456789", work=work)
+    again, _ = parse_plan(json.loads(json.dumps(plan.to_dict())))
+    assert again is not None
+    argv, _result = build_command(again, "/runtime/bin/python", {"FORGE_MODEL": "/models/tiny"})
+    assert argv[3] == "starforge.evalkit"
+    config, problems = load_config([a.replace("experiments/exp", str(work / "experiments/exp")) for a in argv[4:]],
+                                   {"FORGE_MODEL": "/models/tiny"})
+    assert problems == [] and config is not None
+    assert (config.suites, config.limit, config.batch_size, config.num_fewshot, config.model) == (
+        ("basic-arithmetic", "basic-choice"), 5, "4", 2, "/models/tiny")

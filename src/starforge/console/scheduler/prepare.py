@@ -195,22 +195,28 @@ def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) ->
 
 
 def _benchmark_mounts(resolved: Mapping[str, Any], paths: JobPaths) -> tuple[list[Mount], str]:
-    """Return the read-only mounts of the packs of the suites admission chose, and `FORGE_BENCHMARKS` naming each
-    suite with its task and its pack's folder as the job sees it ("" when the job chose none)."""
-    suites = benchmark_packs.chosen_suites(resolved)
+    """Return the read-only mounts of the published packs of the suites admission chose, and `FORGE_BENCHMARKS`
+    naming each suite with its task and its pack's folder as the job sees it ("" when the job chose none).
+
+    A builtin suite is not mounted: the job finds the builtin pack in its own copy of StarForge (the runtime's, on
+    every engine), which is this console's package; its `path` is "" and `builtin` true."""
     mounts: dict[str, Mount] = {}
+    checked: set[str] = set()
     named = []
-    for suite in suites:
+    for suite in benchmark_packs.chosen_suites(resolved):
         folder = Path(suite.path)
-        if suite.pack not in mounts:
+        if suite.pack not in checked:
             if not folder.is_dir():
                 raise LaunchFailure(f"the benchmark pack {suite.pack}@{suite.pack_version} is gone from the console")
             if suite.digest and directory_digest(folder) != suite.digest:
-                raise LaunchFailure(f"the benchmark pack {suite.pack}@{suite.pack_version} changed since the job was "
-                                    "admitted (its digest differs); submit the job again")
-            mounts[suite.pack] = paths.place("bench-" + suite.pack.replace("/", "-"), folder)
+                raise LaunchFailure(f"the benchmark pack {suite.pack}@{suite.pack_version} changed since the job "
+                                    "was admitted (its digest differs); submit the job again")
+            checked.add(suite.pack)
+            if not suite.builtin:
+                mounts[suite.pack] = paths.place("bench-" + suite.pack.replace("/", "-"), folder)
         named.append({"suite": suite.name, "task": suite.task, "pack": suite.pack, "version": suite.pack_version,
-                      "metrics": list(suite.metrics), "path": mounts[suite.pack].target})
+                      "metrics": list(suite.metrics), "builtin": suite.builtin,
+                      "path": "" if suite.builtin else mounts[suite.pack].target})
     return list(mounts.values()), json.dumps(named, separators=(",", ":")) if named else ""
 
 

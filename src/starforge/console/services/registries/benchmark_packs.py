@@ -69,6 +69,16 @@ def _suites_of(pack: Pack, owner: str, digest: str, builtin: bool) -> list[Suite
                   str(pack.root)) for s in pack.suites]
 
 
+@functools.lru_cache(maxsize=256)
+def _read(path: str, digest: str) -> Pack | None:
+    """Return the pack at `path` (published versions are immutable: one read per version and digest), None if it no
+    longer reads."""
+    try:
+        return read_pack(Path(path))
+    except (PackRefused, OSError):
+        return None
+
+
 def _published(db: Session) -> list[tuple[Plugin, Pack]]:
     """Return the latest enabled version of each published benchmark pack, oldest pack first."""
     latest: dict[tuple[str, str], Plugin] = {}
@@ -82,10 +92,9 @@ def _published(db: Session) -> list[tuple[Plugin, Pack]]:
     out = []
     for key in sorted(latest, key=lambda k: first[k]):
         row = latest[key]
-        try:
-            out.append((row, read_pack(Path(row.path))))
-        except (PackRefused, OSError):
-            continue  # checked at publish: a pack that no longer reads (files gone) offers nothing
+        pack = _read(row.path, row.digest)
+        if pack is not None:  # checked at publish: a pack that no longer reads (files gone) offers nothing
+            out.append((row, pack))
     return out
 
 
