@@ -1,5 +1,5 @@
 """How `sf job` says a job in words: its ages, its status block (why it waits and its place, its attempts and what
-the current one resumed from, each attempt when there were several), and what a pause, resume or retry did.
+the current one resumed from, each attempt when there were several, its benchmark scores), and what a pause, resume or retry did.
 
 Pure text from the rows the console serves (`starforge.client.Job.raw`); a field a console does not send is left
 out, never guessed.
@@ -101,7 +101,8 @@ def _interrupt_text(row: Mapping[str, Any]) -> str:
 
 
 def status_text(job: Job, table: Table, now: float | None = None) -> str:
-    """Return `sf job status`'s block: one `key value` line per fact, then the attempts table when it had several."""
+    """Return `sf job status`'s block: one `key value` line per fact, then the attempts table when it had several and
+    the benchmark scores it reported."""
     row = job.raw
     lines = [
         ("job", job.ref), ("run", job.run_id or "-"), ("name", job.name or "-"), ("exp", job.exp or "-"),
@@ -135,7 +136,13 @@ def status_text(job: Job, table: Table, now: float | None = None) -> str:
         lines.append(("restarts", f"{used or 0} of {most} used (after a failure it starts again by itself)"))
     text = "\n".join(f"{key:<10} {value}" for key, value in lines)
     history = attempt_rows(row, now)
-    return text + ("\n\n" + table(ATTEMPT_HEADERS, history) if history else "")
+    text += "\n\n" + table(ATTEMPT_HEADERS, history) if history else ""
+    scores = row.get("benchmarks")
+    if isinstance(scores, list) and scores:
+        from starforge.cli._bench_text import SCORE_HEADERS, score_rows
+
+        text += "\n\nbenchmarks\n" + table(SCORE_HEADERS, score_rows(scores))
+    return text
 
 
 @dataclass(frozen=True)

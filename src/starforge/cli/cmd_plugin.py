@@ -38,7 +38,7 @@ def _split(out: Output, ref: str) -> tuple[str, str]:
 @app.command("publish")
 def publish(
     path: Annotated[Path, typer.Argument(metavar="DIR", help="the plugin folder (with plugin.yaml: name, version, "
-                                                             "summary)")],
+                                                             "summary; kind: benchmark for a benchmark pack)")],
     owner: Annotated[str | None, typer.Option("--owner", help="publish under this namespace (yours by default; "
                                                               "another's only as an administrator)")] = None,
     as_json: JsonOpt = False,
@@ -53,8 +53,12 @@ def publish(
     out.emit(published, lambda _: ref)
     if not as_json:
         out.success(f"Published {ref} ({human_size(published.get('size_bytes'))}, digest {published.get('digest')})")
-        out.hint(f'pin it in an experiment\'s plugins.lock.json: {{"id": "{published.get("id")}", "version": '
-                 f'"{published.get("version")}", "digest": "{published.get("digest")}"}}')
+        if published.get("kind") == "benchmark":
+            out.hint("its suites are offered from now on: `sf bench ls` lists them, `sf bench run EXP --model M "
+                     "--suites NAME` runs one")
+        else:
+            out.hint(f'pin it in an experiment\'s plugins.lock.json: {{"id": "{published.get("id")}", "version": '
+                     f'"{published.get("version")}", "digest": "{published.get("digest")}"}}')
 
 
 @app.command("ls")

@@ -153,7 +153,8 @@ def submit(
 
 
 def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, options: SubmitOptions,
-            catalog: Catalog, *, allow_pending: bool = False, max_restarts: int | None = None) -> None:
+            catalog: Catalog, *, allow_pending: bool = False, max_restarts: int | None = None) -> str:
+    """Build, check and submit the experiment, print the job (JSON or text) and return its id; exit 1 refused."""
     from starforge.client import Forbidden, Rejected
     from starforge.lab import build_submission, exp_label
 
@@ -201,6 +202,7 @@ def _submit(out: Output, console: Console, lab: Path, exp: str, exp_dir: Path, o
     else:
         out.success(f"Submitted {built.exp} as job {job_id} ({gpus} on {built.profile})")
     out.hint(f"sf job logs {job_id}")
+    return job_id
 
 
 def _on_cpu(registry: list[ProfileEntry], job: JobSpec | None) -> bool:

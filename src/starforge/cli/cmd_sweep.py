@@ -223,7 +223,8 @@ def _fmt(value: Any) -> str:
 def show(
     sweep_id: Annotated[str, typer.Argument(help="the sweep id `sf sweep` printed (sf sweep ls lists them)")],
     metric: Annotated[str, typer.Option("--metric", help="rank by this metric (default: the recipe's first "
-                                                         "primary metric)")] = "",
+                                                         "primary metric); bench/<suite>/<metric> ranks by a "
+                                                         "benchmark score (`sf bench compare`)")] = "",
     sort: Annotated[str, typer.Option("--sort", metavar="COLUMN", help="order the table by this column (a "
                                                                        "parameter, a metric, status or job)")] = "",
     as_json: JsonOpt = False,

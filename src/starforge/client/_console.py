@@ -435,6 +435,24 @@ class Console:
         body = self._get(f"/api/jobs/{_segment(ref)}/render" + query(format=fmt))
         return str(body.get("manifest", ""))
 
+    # benchmarks
+    def benchmark_suites(self) -> list[dict[str, Any]]:
+        """Return the benchmark suites this console offers: `{name, pack, pack_version, digest, metrics,
+        description, builtin}`, by name."""
+        rows = self._get("/api/benchmarks").get("suites")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def benchmarks(self, ref: str) -> list[dict[str, Any]]:
+        """Return the benchmark scores run `ref` reported: `{benchmark, metric, value, stderr, repeat, runner,
+        model}`."""
+        rows = self._get(f"/api/jobs/{_segment(ref)}/benchmarks").get("benchmarks")
+        return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+    def compare_benchmarks(self, runs: Sequence[str]) -> dict[str, Any]:
+        """Return the console's comparison of `runs` (the first is the baseline): `{runs, baseline, rows: [{benchmark,
+        metric, higher_is_better, runs: [{run_id, n, mean, spread, values, delta, verdict, note}]}]}`."""
+        return self._get("/api/benchmarks/compare" + query(runs=",".join(runs)))
+
     # plugins
     def plugins(self) -> list[dict[str, Any]]:
         """Return every published plugin with its latest version: `{id, kind, latest_version, enabled, summary}`."""

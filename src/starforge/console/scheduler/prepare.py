@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...bundle import BundleLimits, UnsafeBundle, extract_bundle
+from ...bundle import BundleLimits, UnsafeBundle, directory_digest, extract_bundle
 from ...contract import Binding, BindingError, JobSpec, dumps, is_cluster_path, spec_to_env
 from ...engines import JobPaths, LaunchRequest, Limits, Mount, PoolShape
 from ...engines.images import UnpackedImage
@@ -47,17 +47,19 @@ from ..services.jobs.attempts import ResumePoint
 from ..services.jobs.bundles import bundle_path
 from ..services.jobs.model_paths import resolve_model_folder
 from ..services.logs import store as log_store
+from ..services.registries import benchmark_packs
 from ..services.registries.artifacts import shown_path
 from .claim import ClaimedJob
 from .errors import LaunchFailure
 from .plan import compile_plan
 
-__all__ = ["Attempt", "Inputs", "job_inputs", "prepare_run", "run_dir_of"]
+__all__ = ["BENCHMARKS_VARIABLE", "Attempt", "Inputs", "job_inputs", "prepare_run", "run_dir_of"]
 
 log = logging.getLogger("starforge.console")
 
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "SSL_CERT_FILE")
 INIT_FROM_INPUT = "init_from"
+BENCHMARKS_VARIABLE = "FORGE_BENCHMARKS"  # JSON: the chosen suites, each with its task and its pack's folder
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,32 @@ def _data_mounts(rt: Runtime, spec: JobSpec, inputs: Inputs, paths: JobPaths) ->
     return found
 
 
+def _benchmark_mounts(resolved: Mapping[str, Any], paths: JobPaths) -> tuple[list[Mount], str]:
+    """Return the read-only mounts of the published packs of the suites admission chose, and `FORGE_BENCHMARKS`
+    naming each suite with its task and its pack's folder as the job sees it ("" when the job chose none).
+
+    A builtin suite is not mounted: the job finds the builtin pack in its own copy of StarForge (the runtime's, on
+    every engine), which is this console's package; its `path` is "" and `builtin` true."""
+    mounts: dict[str, Mount] = {}
+    checked: set[str] = set()
+    named = []
+    for suite in benchmark_packs.chosen_suites(resolved):
+        folder = Path(suite.path)
+        if suite.pack not in checked:
+            if not folder.is_dir():
+                raise LaunchFailure(f"the benchmark pack {suite.pack}@{suite.pack_version} is gone from the console")
+            if suite.digest and directory_digest(folder) != suite.digest:
+                raise LaunchFailure(f"the benchmark pack {suite.pack}@{suite.pack_version} changed since the job "
+                                    "was admitted (its digest differs); submit the job again")
+            checked.add(suite.pack)
+            if not suite.builtin:
+                mounts[suite.pack] = paths.place("bench-" + suite.pack.replace("/", "-"), folder)
+        named.append({"suite": suite.name, "task": suite.task, "pack": suite.pack, "version": suite.pack_version,
+                      "metrics": list(suite.metrics), "builtin": suite.builtin,
+                      "path": "" if suite.builtin else mounts[suite.pack].target})
+    return list(mounts.values()), json.dumps(named, separators=(",", ":")) if named else ""
+
+
 def _pool_shapes(pools: tuple[Any, ...], devices: Mapping[str, int]) -> tuple[PoolShape, ...]:
     """Return the admitted pools with their series (a pool that names none has the job's only series)."""
     only = next(iter(devices)) if len(devices) == 1 else ""
@@ -251,6 +279,8 @@ def prepare_run(
         init_from = checkpoint.target
     data_mounts = _data_mounts(rt, spec, inputs, paths)
     mounts.extend(m for m in data_mounts.values() if m is not None)
+    bench_mounts, benchmarks = _benchmark_mounts(job.resolved, paths)
+    mounts.extend(bench_mounts)
     for leaf, plugin_dir in inputs.plugins:
         target = work / "forge_plugins" / leaf
         if not target.exists():
@@ -288,6 +318,8 @@ def prepare_run(
     env["FORGE_WORK_DIR"] = paths.work
     env["FORGE_EXP_DIR"] = f"{paths.work}/{spec.spec.source.exp.rstrip('/')}"  # the custom/custom template needs it
     env[ATTEMPT_VARIABLE] = str(attempt.number)
+    if benchmarks:
+        env[BENCHMARKS_VARIABLE] = benchmarks
     if attempt.resume is not None:
         env[RESUME_FROM_VARIABLE] = shown_path(str(attempt.resume.path), run_dir=run_dir, job_out=paths.out)
         if attempt.resume.step is not None:

@@ -1,5 +1,6 @@
 """Metric charts as SVG: one line chart per metric key, drawn on the server from `metrics.series_of` points, with
-a labelled vertical mark at each step where a later attempt of the job resumed.
+a labelled vertical mark at each step where a later attempt of the job resumed; and a bar chart of one value per run
+(a benchmark suite's metric), each bar with its spread as a whisker.
 
 Tier: shared (pure). The SVG is plain markup with no script and no external reference; its colours come from the
 page's stylesheet (`currentColor` and CSS classes), so the chart follows the light or dark theme. Long series are
@@ -15,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["MAX_POINTS", "Chart", "Mark", "attempt_marks", "charts_of", "line_chart"]
+__all__ = ["MAX_POINTS", "Bar", "Chart", "Mark", "attempt_marks", "bar_chart", "charts_of", "line_chart"]
 
 MAX_POINTS = 400
 _W, _H = 480, 200
@@ -123,3 +124,54 @@ def charts_of(series: dict[str, list[list[Any]]], marks: Sequence[Mark] = ()) ->
                   for i, (step, value, _ts) in enumerate(raw)]
         charts.append(Chart(key, points[-1][1] if points else math.nan, len(points), line_chart(key, points, marks)))
     return charts
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a bar chart: its label (a run), its value, and the spread drawn around it (None: not measured)."""
+
+    label: str
+    value: float
+    spread: float | None = None
+
+
+def bar_chart(title: str, bars: Sequence[Bar]) -> Markup:
+    """Return an SVG bar chart of one value per label, from zero (or the lowest value, when below zero) to the
+    highest value plus its spread, each bar with a whisker of ± its spread and its label under it."""
+    tops = [b.value + (b.spread or 0.0) for b in bars] or [1.0]
+    lows = [min(0.0, b.value - (b.spread or 0.0)) for b in bars] or [0.0]
+    y0, y1 = min(lows), max(max(tops), 0.0)
+    if y1 == y0:
+        y1 = y0 + 1
+    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+    bottom = _H - _BOTTOM
+
+    def y_at(value: float) -> float:
+        return _TOP + (y1 - value) / (y1 - y0) * plot_h
+
+    slot = plot_w / max(1, len(bars))
+    width = min(60.0, slot * 0.6)
+    drawn = ""
+    for i, bar in enumerate(bars):
+        x = _LEFT + slot * i + (slot - width) / 2
+        top, base = y_at(max(bar.value, 0.0)), y_at(min(bar.value, 0.0))
+        drawn += (f'<rect class="chart-bar chart-bar-{i % 6}" x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" '
+                  f'height="{max(base - top, 0.5):.1f}"><title>{escape(bar.label)}: {_label(bar.value)}</title></rect>')
+        if bar.spread:
+            mid = x + width / 2
+            hi, lo = y_at(bar.value + bar.spread), y_at(bar.value - bar.spread)
+            drawn += (f'<line class="chart-whisker" x1="{mid:.1f}" y1="{hi:.1f}" x2="{mid:.1f}" y2="{lo:.1f}"/>'
+                      f'<line class="chart-whisker" x1="{mid - 6:.1f}" y1="{hi:.1f}" x2="{mid + 6:.1f}" y2="{hi:.1f}"/>'
+                      f'<line class="chart-whisker" x1="{mid - 6:.1f}" y1="{lo:.1f}" x2="{mid + 6:.1f}" y2="{lo:.1f}"/>')
+        drawn += (f'<text class="chart-tick" x="{x + width / 2:.1f}" y="{_H - 8}" text-anchor="middle">'
+                  f'{escape(bar.label[-12:])}</text>')
+    summary = escape(f"{title}: " + ", ".join(f"{b.label} {_label(b.value)}" + (f" ± {_label(b.spread)}"
+                                                                                 if b.spread else "") for b in bars))
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {_W} {_H}" role="img" aria-label="{summary}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+        f'<rect class="chart-frame" x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}"/>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{_TOP + 10}" text-anchor="end">{_label(y1)}</text>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{bottom}" text-anchor="end">{_label(y0)}</text>'
+        f'{drawn}</svg>'
+    )

@@ -15,6 +15,7 @@ from ...wire.quota_fields import cap_text
 from ..services.accounts import roles
 from ..services.accounts import status as account_status
 from ..services.accounts.device import PendingLogin
+from ..services.benchmarks import reads as bench_reads
 from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
@@ -91,7 +92,9 @@ def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
     artifacts = job_reads.artifacts(rt, user=caller.user, ref=view["job_ref"])["artifacts"]
     series = job_reads.metrics(rt, user=caller.user, ref=view["job_ref"])["series"]
     marks = attempt_marks(view.get("attempt_history") or [])
-    return {"job": view, "artifacts": artifacts, "charts": charts_of(series, marks), "final": view["status"] in TERMINAL}
+    scores = bench_reads.run_summary(rt, user=caller.user, ref=view["job_ref"])["rows"]
+    return {"job": view, "artifacts": artifacts, "charts": charts_of(series, marks), "benchmarks": scores,
+            "final": view["status"] in TERMINAL}
 
 
 def job_controls(view: dict[str, Any], *, may_control: bool) -> tuple[str, ...]:
@@ -135,7 +138,8 @@ def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
     return {"status": job["status"], "final": parts["final"], "message": job.get("message") or "",
-            **{name: render(f"_{name}.html", **parts) for name in ("facts", "charts", "attempts", "history", "artifacts")}}
+            **{name: render(f"_{name}.html", **parts)
+               for name in ("facts", "charts", "benchmarks", "attempts", "history", "artifacts")}}
 
 
 def rejections_page(rt: Runtime, caller: WebCaller, *, limit: int = 50) -> str:

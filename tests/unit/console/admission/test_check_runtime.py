@@ -12,6 +12,7 @@ import pytest
 from starforge.console.services.admission.checks import check_runtime
 from starforge.console.services.admission.context import AdmissionContext
 from starforge.engines.runtimes import RuntimeSettings
+from tests.unit.console.runtimes._bare_recipe import bare_module_recipe
 
 from .contexts import context, job, triples
 
@@ -74,9 +75,10 @@ def test_a_file_entrypoint_without_a_checkout_is_refused_with_the_setting_to_add
     assert check_runtime(checkout) == []
 
 
-def test_a_module_without_runtime_requirements_the_console_cannot_import_is_refused() -> None:
+def test_a_module_without_runtime_requirements_the_console_cannot_import_is_refused(tmp_path: Path) -> None:
     assert importlib.util.find_spec("evalkit") is None, "this test assumes evalkit is not installed"
-    [problem] = check_runtime(_ctx("evalkit/benchmark", "1.0.0", "cpu"))
+    bare = bare_module_recipe(tmp_path)
+    [problem] = check_runtime(_ctx("evalkit/benchmark", "1.0.0", "cpu", recipe=bare))
     assert triples([problem]) == [("spec.framework.kind", "framework_unavailable",
                                    "an operator lists what evalkit-1.0.0 needs under runtimes.requires.evalkit-1.0.0 "
                                    "in the console configuration")]
@@ -84,7 +86,7 @@ def test_a_module_without_runtime_requirements_the_console_cannot_import_is_refu
                                "installed where the console runs, so no runtime can be built for it")
     listed = RuntimeSettings(cache_dir=RUNTIMES.cache_dir, hub_cache=RUNTIMES.hub_cache,
                              requires={"evalkit-1.0.0": ("evalkit==1.0.0",)})
-    assert check_runtime(_ctx("evalkit/benchmark", "1.0.0", "cpu", settings__runtimes=listed)) == []
+    assert check_runtime(_ctx("evalkit/benchmark", "1.0.0", "cpu", recipe=bare, settings__runtimes=listed)) == []
 
 
 def test_one_problem_for_the_first_series_the_recipe_cannot_start_on() -> None:

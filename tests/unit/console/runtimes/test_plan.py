@@ -20,6 +20,7 @@ from starforge.engines.runtimes import (
     series_kind,
 )
 from starforge.recipes import load_catalog
+from tests.unit.console.runtimes._bare_recipe import bare_module_recipe
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +66,13 @@ def test_a_file_entrypoint_needs_its_framework_checkout(catalog: Any, tmp_path: 
     assert gone is not None and "is not a folder" in gone.reason
 
 
-def test_a_module_without_requirements_must_be_importable(catalog: Any, tmp_path: Path) -> None:
+def test_a_module_without_requirements_must_be_importable(tmp_path: Path) -> None:
+    bare = {"evalkit/benchmark": bare_module_recipe(tmp_path)}
     settings = _settings(tmp_path)
-    found = _blocker(catalog, "evalkit/benchmark", "cpu", settings)
+    found = _blocker(bare, "evalkit/benchmark", "cpu", settings)
     assert found is not None and "evalkit" in found.reason and "runtimes.requires.evalkit-1.0.0" in found.hint
     # the deployment's requirements make it buildable
-    assert _blocker(catalog, "evalkit/benchmark", "cpu",
+    assert _blocker(bare, "evalkit/benchmark", "cpu",
                     _settings(tmp_path, requires={"evalkit-1.0.0": ("evalkit==1.0",)})) is None
 
 

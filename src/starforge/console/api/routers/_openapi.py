@@ -14,6 +14,8 @@ from ...services.accounts.roles import ROLES
 
 __all__ = [
     "ADMISSION_CHECK",
+    "EXTERNAL_EVALUATION",
+    "EXTERNAL_SCORES",
     "ASSET_PUSH",
     "DATASET_PUSH",
     "DEVICE_CODE",
@@ -69,6 +71,10 @@ FOLLOWUP = _json({"action": {"enum": ["export", "eval"]}, "benchmarks": {"type":
                   "profile": _TEXT}, ("action",))
 PLUGIN_PATCH = _json({"enabled": {"type": "boolean"}, "version": _TEXT})
 INGEST = _json({"run_id": _TEXT}, ("run_id",))
+_SCORE = {"type": "object", "properties": {"benchmark": _TEXT, "metric": _TEXT, "value": _NUMBER}}
+EXTERNAL_EVALUATION = _json({"model": _TEXT, "harness": _TEXT, "train_run_id": _TEXT, "note": _TEXT}, ("model",))
+EXTERNAL_SCORES = _json({"run_id": _TEXT, "scores": {"type": "array", "items": _SCORE}, "model": _TEXT,
+                         "harness": _TEXT}, ("run_id", "scores"))
 MAINTENANCE_DRAIN = _json({"note": _TEXT})
 SHARE_WEIGHT = _json({"weight": {"type": "number", "exclusiveMinimum": 0}}, ("weight",))
 PLUGIN_PACKAGE = {"requestBody": {"required": True, "content": _GZIP}}

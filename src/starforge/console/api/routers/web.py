@@ -24,7 +24,7 @@ from ...services.jobs import artifact_downloads
 from ...services.jobs.queries import MAX_LIST_LIMIT
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, playground_pages, share_pages, sweep_pages
+from ...web import admin_pages, benchmark_pages, playground_pages, share_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -243,6 +243,13 @@ def device_deny(user_code: str = Form(""), csrf: str = Form(""), caller: web.Web
     """Deny a CLI device login from its review (an administrator, or the account the device names; CSRF checked)."""
     web.deny_device(rt, caller, user_code=user_code, csrf=csrf, client=client)
     return _page(web.device_page(caller, message="Denied: that terminal's login was refused."))
+
+
+@router.get("/ui/benchmarks/compare")
+def benchmarks_compare(runs: str = Query("", max_length=2000), caller: web.WebCaller = Caller,
+                       rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The benchmark comparison of the caller's runs (`GET /api/benchmarks/compare` as a page)."""
+    return _page(benchmark_pages.compare_page(rt, caller, runs=runs))
 
 
 @router.get("/ui/sweeps")

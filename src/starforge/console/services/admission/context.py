@@ -9,12 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....contract import JobSpec
+from ....contract import JobSpec, Problem
 from ...settings import Settings
 from ..accounts.credentials import UserView
 from ..quota.caps import QuotaView
 from ..quota.policy import Ledger
 from ..registries.artifacts import ArtifactView
+from ..registries.benchmark_packs import Suite
 from ..registries.data import AssetView
 from ..registries.plugins import PluginView
 
@@ -29,6 +30,8 @@ class Resolutions:
     assets: dict[str, AssetView | None] = field(default_factory=dict)  # field path -> asset
     taken_outputs: frozenset[str] = frozenset()  # output dataset refs whose version already exists
     plugins: tuple[PluginView | None, ...] = ()
+    benchmarks: tuple[Suite, ...] = ()  # the suites of a benchmark job (`checks.benchmarks`), in the order asked
+    benchmark_problems: tuple[Problem, ...] = ()  # why its suites were refused (`benchmark_packs.resolve_suites`)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from ..accounts.credentials import UserView
 from ..quota.caps import get_quota
 from ..quota.policy import FOLLOWUP_EXEMPT_CODES
 from .checks import (
+    check_benchmarks,
     check_bundle,
     check_cluster_paths,
     check_data,
@@ -63,6 +64,8 @@ __all__ = ["EXEMPT", "EXEMPT_CODES", "FOLLOWUP_CHECKS", "admit_followup"]
 FOLLOWUP_CHECKS = (check_names, check_image, check_cluster_paths, check_profiles, check_engines, check_runtime,
                    check_quota)
 EXEMPT = {
+    check_benchmarks: "a benchmark follow-up's suites are resolved when the console builds it "
+                      "(`jobs.benchmark_followups.suite_problems`, refused at spec.evaluation.suites)",
     check_init_from: "the child starts from its parent's latest checkpoint, which the console resolves itself",
     check_data: "the child is given no data directories, so the spec's data references are not used by it",
     check_plugins: "the child is given no plugin directories, so the spec's plugins are not used by it",

@@ -2,7 +2,8 @@
 
 Order (jobspec-contract §12): contract → owner stamping → catalog handshake and recipe gates → path-component
 names → image allowlist → init_from → cluster paths (a base model under model_roots, no bare data path) → registry
-references (a registered base model, corpus, datasets, volumes, environment) → plugins → profiles and pools →
+references (a registered base model, corpus, datasets, volumes, environment) → benchmark suites (a benchmark
+job's suites are offered, `checks.benchmarks`) → plugins → profiles and pools →
 capacity (a series no capacity of this deployment can serve is refused unless the submitter allows it to wait,
 `checks.placeable`) → runnable framework (a runtime this console can build for every series of the job,
 `runtimes.blocker`) → settings that need a GPU on a series without (`checks.gpu_settings`) → quota → bundle
@@ -38,6 +39,7 @@ from ..quota.budget import ledgers
 from ..quota.caps import QuotaView, get_quota
 from ..quota.policy import Ledger
 from .checks import (
+    check_benchmarks,
     check_bundle,
     check_cluster_paths,
     check_data,
@@ -58,7 +60,8 @@ from .resolve import has_references, resolve_references
 __all__ = ["POLICY_CHECKS", "AdmissionRequest", "Decision", "Screened", "admit", "judge", "screen", "stamp_owner"]
 
 POLICY_CHECKS = (
-    check_names, check_image, check_init_from, check_cluster_paths, check_data, check_plugins, check_profiles,
+    check_names, check_image, check_init_from, check_cluster_paths, check_data, check_benchmarks, check_plugins,
+    check_profiles,
     check_placeable, check_engines, check_runtime, check_gpu_settings, check_quota, check_bundle,
 )
 

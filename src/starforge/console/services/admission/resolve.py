@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from ....contract import JobSpec, parse_versioned_ref
+from ....contract import JobSpec, Problem, parse_versioned_ref
 from ..accounts.credentials import UserView
-from ..errors import NotFound
-from ..registries import artifacts, data, plugins
+from ..errors import NotFound, Rejected
+from ..registries import artifacts, benchmark_packs, data, plugins
+from .checks.benchmarks import is_benchmark_job, suites_asked
 from .checks.data import asset_references
 from .context import Resolutions
 
@@ -20,12 +21,13 @@ __all__ = ["has_references", "resolve_references"]
 def has_references(spec: JobSpec) -> bool:
     """Return True when the spec names anything a registry must resolve (`resolve_references` reads the store)."""
     s = spec.spec
-    return bool(s.model.init_from or s.data.output_dataset or s.plugins or asset_references(s))
+    return bool(s.model.init_from or s.data.output_dataset or s.plugins or asset_references(s)
+                or is_benchmark_job(spec))
 
 
 def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolutions:
-    """Look up init_from, a registered base model, every data reference, the output dataset and every plugin for
-    `user`."""
+    """Look up init_from, a registered base model, every data reference, the output dataset, every plugin and a
+    benchmark job's suites for `user`."""
     s = spec.spec
     init_from = artifacts.resolve(db, s.model.init_from, user) if s.model.init_from else None
     assets = {}
@@ -44,4 +46,13 @@ def resolve_references(db: Session, spec: JobSpec, user: UserView) -> Resolution
             records.append(plugins.get_plugin(db, owner, name, plugin.version))
         except NotFound:
             records.append(None)
-    return Resolutions(init_from, assets, frozenset(taken), tuple(records))
+    suites, refused = _suites(db, spec) if is_benchmark_job(spec) else ((), ())
+    return Resolutions(init_from, assets, frozenset(taken), tuple(records), suites, refused)
+
+
+def _suites(db: Session, spec: JobSpec) -> tuple[tuple[benchmark_packs.Suite, ...], tuple[Problem, ...]]:
+    field, names = suites_asked(spec)
+    try:
+        return tuple(benchmark_packs.resolve_suites(db, names, field=field)), ()
+    except Rejected as exc:
+        return (), tuple(exc.problems)

@@ -28,7 +28,7 @@ from ..context import Runtime
 from ..errors import Conflict, NotFound, Rejected
 from ..outcome import Outcome
 from ..registries.artifacts import shown_path
-from .followups import add_followup, followup_child, latest_checkpoint
+from .followups import add_followup, followup_child, latest_checkpoint, runs_eval
 from .queries import JobFilter, visible_jobs
 from .submissions import require_writable
 
@@ -132,7 +132,7 @@ def _create(rt: Runtime, db: Session, user: UserView, parent: Job, ask: Followup
     spec = parse_or_raise(json.loads(parent.spec_json))
     recipe = rt.catalog.get(spec.spec.recipe.name)
     declared = sorted(recipe.lifecycle) if recipe is not None else []
-    if ask.action not in declared:
+    if recipe is None or not runs_eval(recipe, spec, ask.action, ask.suites):
         have = f"it declares: {', '.join(declared)}" if declared else "it declares no lifecycle action"
         raise Rejected(_TITLE, [Problem("action", "lifecycle_action_unknown",
                                         f"recipe {spec.spec.recipe.name} has no {ask.action!r} action ({have})",
@@ -141,7 +141,7 @@ def _create(rt: Runtime, db: Session, user: UserView, parent: Job, ask: Followup
                                         {"got": ask.action, "allowed": declared})], status=422)
     checkpoint = _checkpoint(db, parent, ask)
     child, problems = followup_child(db, rt.settings, parent=parent, spec=spec, recipe=recipe, owner=user,
-                                     action=ask.action, profile=ask.profile, suites=ask.suites)
+                                     action=ask.action, profile=ask.profile, suites=ask.suites, catalog=rt.catalog)
     if problems:
         db.add(decision_row(user_id=user.id, source="followup", verdict="rejected", exp=parent.exp,
                             recipe=parent.recipe, problems=problems))

@@ -19,11 +19,13 @@ from ....contract import JobSpec, Lifecycle, Pool, Problem, Resources, parse_or_
 from ...settings import Settings
 from ...store.models import Artifact, Job, User
 from ..accounts.credentials import UserView, user_view
+from ..admission.checks.benchmarks import BENCHMARK_RECIPE
 from ..admission.followup import admit_followup
 from ..audit import decision_row
+from .benchmark_followups import benchmark_spec, benchmark_suites, recorded_suites, suite_problems
 from .rows import build_job, create_job, set_status
 
-__all__ = ["add_followup", "child_spec", "create_followups", "followup_child", "latest_checkpoint"]
+__all__ = ["add_followup", "child_spec", "create_followups", "followup_child", "latest_checkpoint", "runs_eval"]
 
 
 def latest_checkpoint(db: Session, run_id: str) -> str:
@@ -43,14 +45,15 @@ def child_spec(parent: JobSpec, *, series: str, gpus: int) -> JobSpec:
 
 def followup_child(
     db: Session, settings: Settings, *, parent: Job, spec: JobSpec, recipe: Any, owner: UserView, action: str,
-    profile: str = "", suites: tuple[str, ...] | None = None,
+    profile: str = "", suites: tuple[str, ...] | None = None, catalog: Any = None,
 ) -> tuple[JobSpec, list[Problem]]:
     """Return the spec of `parent`'s follow-up `action` and every problem of the follow-up checks (empty: it may be
     queued).
 
     `spec` is the parent's admitted spec and `recipe` its served recipe, which declares `action`. The child runs on
     the parent's profile and pool series unless `profile` names another; `suites`, when given, replace the
-    evaluation suites the child's spec carries (`spec.evaluation.suites`, read by the eval entry point).
+    evaluation suites the child's spec carries (`spec.evaluation.suites`, read by the eval entry point). With the
+    `catalog`, an `eval` on suites is a benchmark job (`benchmark_followups`): recipe `evalkit/benchmark`.
     """
     series = spec.spec.resources.pools[0].series or parent.profile
     if profile:
@@ -59,9 +62,24 @@ def followup_child(
     child = child_spec(spec, series=series, gpus=gpus)
     if suites is not None:
         child = replace(child, spec=replace(child.spec, evaluation=replace(child.spec.evaluation, suites=suites)))
+    benchmarks = benchmark_suites(spec, action, suites) if catalog is not None else ()
+    found: list[Problem] = []
+    if benchmarks:
+        child, recipe = benchmark_spec(child, catalog, benchmarks)
+        found = suite_problems(db, benchmarks)
+        if recipe is None:
+            return child, [Problem("spec.evaluation.suites", "recipe_unknown", f"this console serves no "
+                                   f"{BENCHMARK_RECIPE} recipe to run the benchmarks on",
+                                   "ask an operator to serve it, or evaluate with the recipe's own step")]
     problems = admit_followup(db, settings, spec=child, owner=owner, profile=profile or parent.profile,
                               recipe=recipe)
-    return child, problems
+    return child, found + problems
+
+
+def runs_eval(recipe: Any, spec: JobSpec, action: str, suites: tuple[str, ...] | None = None) -> bool:
+    """Return True when `action` can follow a run of `recipe`: the recipe declares it, or it is an `eval` on
+    benchmark suites (run by the benchmark recipe, `benchmark_followups`)."""
+    return action in recipe.lifecycle or bool(benchmark_suites(spec, action, suites))
 
 
 def add_followup(
@@ -71,11 +89,16 @@ def add_followup(
     """Add `parent`'s follow-up row for `action`, queued for capacity and starting from `checkpoint` (failed with
     every problem when the follow-up checks refused it), and its admission decision; return the row."""
     parent_meta = json.loads(parent.meta_json or "{}")
+    resolved = {**json.loads(parent.resolved_json or "{}"), "init_from": checkpoint}
+    suites = recorded_suites(db, child) if not problems else None
+    if suites is not None:  # a benchmark job: its suites' packs, and none of the parent's files
+        resolved = {"init_from": checkpoint, "benchmarks": suites}
     job = create_job(db, build_job(
         user_id=parent.user_id, username=parent.username, spec=child, exp=parent.exp,
         profile=profile or parent.profile, priority=parent.priority, meta={**parent_meta, **(meta or {})},
         # the child keeps the parent's references (base model, data, plugins), so it keeps what they resolved to
-        resolved={**json.loads(parent.resolved_json or "{}"), "init_from": checkpoint}, package_sha=parent.package_sha, parent_id=parent.id, action=action,
+        resolved=resolved, package_sha="" if suites is not None else parent.package_sha, parent_id=parent.id,
+        action=action,
     ))
     set_status(db, job, "queued", reason=f"{action} step of {parent.id}", waiting_for="capacity")
     if problems:
@@ -101,10 +124,10 @@ def create_followups(db: Session, *, parent: Job, catalog: Any, settings: Settin
     checkpoint = latest_checkpoint(db, parent.id)
     created: list[str] = []
     for action in actions:
-        if action not in recipe.lifecycle:
+        if not runs_eval(recipe, spec, action):
             continue
         child, problems = followup_child(db, settings, parent=parent, spec=spec, recipe=recipe, owner=owner,
-                                         action=action)
+                                         action=action, catalog=catalog)
         created.append(add_followup(db, parent=parent, child=child, action=action, checkpoint=checkpoint,
                                     problems=problems).id)
     return created

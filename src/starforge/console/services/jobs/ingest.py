@@ -1,4 +1,5 @@
-"""Ingest from running jobs (wire-protocol §11): lifecycle, logs, metrics, hparams, artifacts and reports.
+"""Ingest from running jobs (wire-protocol §11): lifecycle, logs, metrics, hparams, artifacts, benchmark scores and
+reports.
 
 Every call is authorised by the run's own token, which is valid only for its run id and only here.
 
@@ -18,6 +19,7 @@ from ....wire import (
     INGEST_PATHS,
     LIFECYCLE_EVENTS,
     PATH_ARTIFACT,
+    PATH_BENCHMARK,
     PATH_CONTROL,
     PATH_LIFECYCLE,
     PATH_LOGS,
@@ -25,8 +27,9 @@ from ....wire import (
 )
 from ...store.models import Job, JobEvent
 from ..accounts import credentials as accounts
+from ..benchmarks import scores as benchmark_scores
 from ..context import Runtime
-from ..errors import NotFound, Rejected
+from ..errors import Forbidden, NotFound, Rejected
 from ..logs import store as logs
 from ..registries import artifacts
 from . import metrics
@@ -40,7 +43,7 @@ def _bad(field: str, message: str) -> Rejected:
 
 
 _MAX_STEP = 2**31 - 1
-_STORED = (PATH_LIFECYCLE, PATH_METRICS, PATH_ARTIFACT)  # the calls that write rows; the others append to files
+_STORED = (PATH_LIFECYCLE, PATH_METRICS, PATH_ARTIFACT, PATH_BENCHMARK)  # the calls that write rows; the others append to files
 _MAX_SIZE = 2**63 - 1
 
 
@@ -70,6 +73,8 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
         job = db.get(Job, run_id)
         if job is None:
             raise NotFound(f"no run {run_id}")
+        if job.profile == benchmark_scores.EXTERNAL_PROFILE and path != PATH_BENCHMARK:
+            raise Forbidden("an external evaluation's token reports its scores only (POST …/benchmark)")
         if path == PATH_CONTROL:
             return control_answer(job, grace=rt.settings.preemption.grace_seconds)
         if path == PATH_LIFECYCLE:
@@ -86,6 +91,9 @@ def ingest(rt: Runtime, path: str, token: str, body: Any) -> dict[str, Any]:
             if not isinstance(points, list):
                 raise _bad("points", "points must be a list of {key, step, value, ts}")
             return {"ok": True, "stored": metrics.record_points(db, run_id, points)}
+        if path == PATH_BENCHMARK:  # all or nothing: a report with a bad score stores none of it
+            return {"ok": True, "written": benchmark_scores.record(db, run_id,
+                                                                   benchmark_scores.read_report(run_id, body))}
         if path == PATH_ARTIFACT:
             kind, where = body.get("kind"), body.get("path")
             if kind not in ARTIFACT_KINDS or not isinstance(where, str) or not where:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from ....contract import Problem
 from ..accounts.credentials import UserView
 from ..audit import decisions_for_job, decisions_of
+from ..benchmarks.scores import scores_of
 from ..context import Runtime
 from ..errors import Rejected
 from ..registries import artifacts as artifact_registry
@@ -68,7 +69,8 @@ def _check_sweep(db: Session, user: UserView, where: job_queries.JobFilter) -> N
 
 def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
     """Return one job row with its status history, warnings, its attempts (`attempt_views.attempt_fields`), the
-    image it runs in with the digest that image resolved to, and, while it waits, its place in the queue."""
+    image it runs in with the digest that image resolved to, the benchmark scores it reported, and, while it waits,
+    its place in the queue."""
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
         view = job_queries.job_view(db, job)
@@ -80,6 +82,7 @@ def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         framework = json.loads(job.spec_json or "{}").get("spec", {}).get("framework", {})
         view["image"] = framework.get("image") or None if isinstance(framework, dict) else None
         view["image_digest"] = job.image_digest or None
+        view["benchmarks"] = scores_of(db, job.id)
         place = job_queries.queue_place(db, job, fair_share=rt.settings.fair_share, capacity=rt.capacity)
         if place is not None:  # a waiting job: where it stands in the queue the scheduler serves
             view["queue_position"], view["queue_length"] = place

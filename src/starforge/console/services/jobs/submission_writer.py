@@ -51,6 +51,7 @@ from ..quota.budget import ledgers
 from ..quota.capacity import Fit, Snapshot, demand_of, place, take_snapshot
 from ..quota.caps import QuotaView, quotas_for
 from ..quota.policy import Ledger, budget_refusal, queue_priority, reserved_hours
+from ..registries import benchmark_packs
 from ..sweeps.rows import claim_sweeps, sweep_id_of
 from .handover import Handover
 from .rows import build_job, status_event
@@ -264,6 +265,8 @@ def _resolved(decision: Decision) -> dict[str, Any]:
         "init_from": found.init_from.path if found.init_from else "",
         "assets": {k: (v.path if v else "") for k, v in found.assets.items()},
         "plugins": [p.path if p else "" for p in found.plugins],
+        # a benchmark job's suites, for the mounts of their packs (`scheduler/prepare.py`)
+        "benchmarks": benchmark_packs.record(found.benchmarks),
     }
 
 

@@ -22,6 +22,7 @@ from ...store.models import Plugin
 from ..accounts import roles
 from ..accounts.credentials import UserView
 from ..errors import Conflict, Forbidden, NotFound, Rejected
+from . import benchmark_packs
 
 __all__ = [
     "MAX_MANIFEST_BYTES",
@@ -160,6 +161,8 @@ def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Pa
         except UnsafeBundle as exc:
             raise Rejected("The plugin package was refused", exc.problems) from exc
         manifest, problems = _read_manifest(staging)
+        if not problems and manifest.get("kind") == benchmark_packs.KIND:
+            problems = benchmark_packs.check_publish(db, owner, staging)
         if problems:
             raise Rejected("The plugin package was refused", problems)
         name, version = manifest["name"], manifest["version"]

@@ -1,5 +1,7 @@
 """Sweep reads: the caller's sweeps, and one sweep's runs — each run's values, status and final metrics (the last
-value reported per metric) — ranked by a metric in the direction its recipe declares, the best run marked.
+value reported per metric, and its benchmark scores as `bench/<suite>/<metric>`, the mean over repeats of its own or
+its evaluation follow-up's) — ranked by a metric in the direction its recipe declares (a benchmark score: the
+comparison rule's, `benchmarks.compare.higher_is_better`), the best run marked.
 
 Tier: use case (owns its read transactions). The metric defaults to the recipe's first primary metric; its direction
 is `metrics.semantics.<metric>.direction` (`higher` or `lower`); a metric the recipe calls `neutral` (or does not
@@ -18,6 +20,8 @@ from sqlalchemy import func, select
 from ....contract import Problem
 from ...store.models import Job, Sweep
 from ..accounts.credentials import UserView
+from ..benchmarks.compare import higher_is_better
+from ..benchmarks.scores import BENCH_PREFIX, bench_metrics
 from ..context import Runtime
 from ..errors import Rejected
 from ..jobs.metrics import series_of
@@ -89,8 +93,10 @@ def show(rt: Runtime, *, user: UserView, sweep_id: str, metric: str = "") -> dic
         sweep = find_sweep(db, user, sweep_id)
         jobs = list(db.scalars(select(Job).where(Job.user_id == sweep.user_id, Job.sweep_id == sweep.id)
                                .order_by(Job.submitted_at, Job.id)))
-        runs = [{"job_id": job.id, "status": job.status, "message": job.reason, "params": _params(job),
-                 "metrics": series_of(db, job.id)["latest"], "recipe": job.recipe} for job in jobs]
+        scores = bench_metrics(db, [job.id for job in jobs])
+        runs: list[dict[str, Any]] = [{"job_id": job.id, "status": job.status, "message": job.reason, "params": _params(job),
+                 "metrics": {**series_of(db, job.id)["latest"], **scores.get(job.id, {})}, "recipe": job.recipe}
+                for job in jobs]
     recipe = rt.catalog.get(runs[0]["recipe"]) if runs else None
     primary, semantics, aliases = _semantics(recipe)
     reported = sorted({key for run in runs for key in run["metrics"]})
@@ -103,6 +109,8 @@ def show(rt: Runtime, *, user: UserView, sweep_id: str, metric: str = "") -> dic
                                                    {"allowed": known})], status=422)
     described = semantics.get(chosen)
     direction = str(described.get("direction") or "neutral") if isinstance(described, dict) else "neutral"
+    if chosen.startswith(BENCH_PREFIX):  # a benchmark score: its direction is the comparison rule's
+        direction = "higher" if higher_is_better(chosen.rsplit("/", 1)[-1]) else "lower"
     for run in runs:
         run["value"] = _value(run["metrics"], chosen, aliases) if chosen else None
         del run["recipe"]

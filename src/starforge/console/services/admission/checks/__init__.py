@@ -1,5 +1,6 @@
 """Policy checks of admission (stage E): each reads a frozen `AdmissionContext` and returns problems."""
 
+from .benchmarks import check_benchmarks
 from .bundle import check_bundle
 from .cluster_paths import check_cluster_paths
 from .data import check_data
@@ -15,6 +16,7 @@ from .quota import check_quota
 from .runtime import check_runtime
 
 __all__ = [
+    "check_benchmarks",
     "check_bundle",
     "check_cluster_paths",
     "check_data",
