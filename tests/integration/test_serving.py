@@ -11,6 +11,7 @@ the console lists in `model_roots`: nothing is downloaded.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -150,6 +151,20 @@ def test_a_served_tiny_model_answers_through_the_proxy_and_stops_once_idle(world
             assert other.get(path).status_code == 404
         assert other.post(f"/api/services/{sid}/stop").status_code == 404
         assert other.get("/api/services").json() == {"services": []}
+
+    with httpx.Client(base_url=world.console.url, timeout=60, follow_redirects=False,
+                      headers={"Accept": "text/html"}) as browser:  # the owner's web session, as the playground uses it
+        assert browser.post("/ui/signin", data={"token": world.token}).status_code == 303
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', browser.get("/").text)
+        assert csrf, "the jobs page carries no CSRF token"
+        chat = {"model": model_id, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+        assert browser.get(f"/api/services/{sid}/v1/models").status_code == 200
+        forged = browser.post(f"/api/services/{sid}/v1/chat/completions", json=chat)
+        assert forged.status_code == 403 and "CSRF" in forged.json()["detail"]
+        sent = browser.post(f"/api/services/{sid}/v1/chat/completions", json=chat,
+                            headers={"X-CSRF-Token": csrf.group(1)})
+        assert sent.status_code == 200 and sent.json()["object"] == "chat.completion", sent.text
+        assert browser.get("/api/services").status_code == 401  # the session opens the proxy only
 
     with _api(world) as api:
         made = api.post(f"/api/services/{sid}/keys", json={"name": "notebook"})
