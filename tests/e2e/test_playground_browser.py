@@ -44,7 +44,7 @@ class World:
 
 
 def _config(tmp: Path, models: Path) -> dict[str, Any]:
-    return {**DEFAULT_CONFIG, "model_roots": [str(models)],
+    return {**DEFAULT_CONFIG, "model_roots": [str(models)], "admission": {"unplaceable": "queue"},
             "runtimes": {"cache_dir": str(RUNTIME_CACHE), "hub_cache": str(tmp / "hub")}}
 
 
@@ -165,3 +165,23 @@ def test_the_playground_streams_an_answer_then_extends_and_stops(browsers: Brows
     assert _service(world)["status"] == "stopped"
     assert page.locator("#chat").count() == 0
     assert visit.foreign() == []
+
+
+def test_a_chat_with_a_service_not_ready_says_why(browsers: Browsers, world: World) -> None:
+    with httpx.Client(base_url=world.console.url, headers={"Authorization": f"Bearer {world.me.token}"}) as api:
+        made = api.post("/api/services", json={"model": "org/tiny", "profile": "h200", "gpus": 8})  # no h200 here
+        assert made.status_code == 202, made.text
+        sid = made.json()["id"]
+        try:
+            page = browsers.signed_in(world.me.token).page
+            page.goto(f"/ui/playground/{sid}")
+            assert "is queued" in page.locator("#chat-wait").inner_text()
+            page.get_by_label("Message").fill("anyone there?")
+            page.get_by_role("button", name="Send").click()
+            failed = page.locator("li.chat-failed")
+            failed.wait_for()
+            assert failed.get_attribute("data-done") == "failed"
+            assert f"service {sid} is queued" in failed.inner_text()
+            assert page.get_by_role("button", name="Send").is_enabled()
+        finally:
+            api.post(f"/api/services/{sid}/stop")

@@ -55,6 +55,9 @@ def test_start_list_extend_keys_chat_and_stop(console: ConsoleProcess, tmp_path:
         MODEL, "queued", 8, f"/api/services/{sid}/v1")
     assert service["expires_at"] - service["created_at"] == pytest.approx(2 * 3600, abs=1)
 
+    job = sf("job", "status", sid, "--json", home=home)  # a service is a job of yours, under the same id
+    assert job.returncode == 0 and _json(job)["job_ref"] == sid, job.stderr
+
     text = sf("serve", "start", MODEL, *WAITING, home=home)  # the human view: the base URL and the snippet
     assert text.returncode == 0, text.stderr
     second = text.stdout.split(f"{console.url}/api/services/", 1)[1].split("/v1", 1)[0]

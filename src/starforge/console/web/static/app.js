@@ -114,11 +114,7 @@ async function streamChat(form, body, onText) {
     method: "POST", credentials: "same-origin", body: JSON.stringify(body),
     headers: {"Content-Type": "application/json", Accept: "text/event-stream", "X-CSRF-Token": form.dataset.csrf},
   });
-  if (!response.ok) {
-    let detail = "HTTP " + response.status;
-    try { detail = (await response.json()).detail || detail; } catch (err) { /* not JSON: keep the status */ }
-    throw new Error(detail);
-  }
+  if (!response.ok) throw await refusal(response);
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -144,9 +140,17 @@ async function streamChat(form, body, onText) {
   }
 }
 
+async function refusal(response) {
+  let detail = "HTTP " + response.status;
+  try { detail = (await response.json()).detail || detail; } catch (err) { /* not JSON: keep the status */ }
+  return new Error(detail);
+}
+
 async function servedModel(form) {
   if (form.dataset.model) return form.dataset.model;
-  const body = await getJSON(form.dataset.models);
+  const response = await fetch(form.dataset.models, {credentials: "same-origin", headers: {Accept: "application/json"}});
+  if (!response.ok) throw await refusal(response);  // e.g. 503: the service is still starting
+  const body = await response.json();
   const first = (body.data || []).find((m) => m && m.id);
   form.dataset.model = first ? first.id : "";
   return form.dataset.model;
