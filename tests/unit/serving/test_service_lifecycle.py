@@ -202,3 +202,15 @@ def test_a_name_or_a_model_the_contract_refuses_is_said_at_the_request_s_field(r
     assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "../../x"})] == ["name"]
     assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "x" * 400})] == ["name"]
     assert _refused(rt, alice, {"model": "org/a", "gpus": 10**30}) == [("gpus", "invalid_request")]
+
+
+def test_a_run_being_served_is_not_cleaned(rt: Runtime) -> None:
+    from starforge.console.services.jobs.experiment_clean import clean_experiment
+
+    alice = _user(rt, "alice")
+    run = _run(rt, alice, checkpoint=rt.settings.state_dir / "runs" / "alice" / "toy" / "r-s" / "out" / "c")
+    sid = lifecycle.start(rt, user=alice, body={"model": f"run:{run}"}).body["id"]
+    answer = clean_experiment(rt, user=alice, exp="experiments/toy")
+    assert answer["cleaned"] == [] and [s["job_ref"] for s in answer["skipped"]] == [run], answer
+    lifecycle.stop(rt, user=alice, service_id=sid)
+    assert clean_experiment(rt, user=alice, exp="experiments/toy")["cleaned"] == [run]
