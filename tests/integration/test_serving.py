@@ -228,14 +228,16 @@ def test_bad_requests_are_refused_at_their_field_and_start_nothing(world: World)
 
 def test_the_playground_shapes_of_the_official_client(world: World) -> None:
     with _api(world) as api:
-        started = api.post("/api/playground/start", json={"model": str(world.model), "gpus": 0, "ttl_s": 1800})
+        # the official client sends --gpus 1 by default: this CPU-only console serves it on the CPU
+        started = api.post("/api/playground/start", json={"model": str(world.model), "gpus": 1, "ttl_s": 1800})
         assert started.status_code == 202, started.text
         body = started.json()
         assert set(body) >= {"run_id", "model", "port", "expires_at"} and body["model"] == str(world.model)
         assert "T" in body["expires_at"] and body["expires_at"].endswith("+00:00")
         listed = api.get("/api/playground").json()["servings"]
         assert [s["run_id"] for s in listed] == [body["run_id"]]
-        assert set(listed[0]) == {"run_id", "status", "gpus", "model", "expires_at"}
+        assert set(listed[0]) == {"run_id", "status", "gpus", "model", "expires_at"} and listed[0]["gpus"] == 0
+        assert api.get(f"/api/services/{body['run_id']}").json()["server"] == "transformers"
         extended = api.post(f"/api/playground/{body['run_id']}/extend", json={"extra_s": 600})
         assert extended.status_code == 200 and extended.json()["expires_at"] > body["expires_at"]
         stopped = api.post(f"/api/playground/{body['run_id']}/stop")
