@@ -48,7 +48,7 @@ async def _scenario(sock: Path) -> tuple[list[bytes], bytes, int]:
     assert response.background is not None
     await response.background()
     server.close()
-    return [first, *rest], head[0], response.status_code
+    return [bytes(c) for c in (first, *rest) if isinstance(c, bytes)], head[0], response.status_code
 
 
 def test_the_relay_streams_each_chunk_and_drops_the_caller_s_credentials(tmp_path: Path) -> None:
