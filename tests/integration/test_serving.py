@@ -32,7 +32,7 @@ from tests.integration.conftest import (
     make_console,
     unique,
 )
-from tests.integration.helpers import spec_for, submit, wait_for_status
+from tests.integration.helpers import TERMINAL, spec_for, submit, wait_for_status
 
 RUNTIME = "serving-transformers-5.24.0"
 IDLE_TTL_HOURS = 0.006  # about 22 s: the proxy's polls keep the service alive while it starts, then it idles out
@@ -73,10 +73,21 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     console.start()
     user = unique("svc")
     try:
-        yield World(console, models / "tiny", console.token_for(user), user)
+        world = World(console, models / "tiny", console.token_for(user), user)
+        yield world
+        _stop_every_service(world)
     finally:
         console.stop()
         shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
+
+
+def _stop_every_service(world: World) -> None:
+    """Stop the module's services and wait until their jobs have ended: a job outlives its console by design, and a
+    service never ends by itself."""
+    with _api(world) as api:
+        for service in api.get("/api/services", params={"all": "true"}).json()["services"]:
+            api.post(f"/api/services/{service['id']}/stop")
+            wait_for_status(api, service["id"], TERMINAL, timeout=120)
 
 
 def _api(world: World, token: str | None = None) -> httpx.Client:
@@ -243,4 +254,5 @@ def test_the_playground_shapes_of_the_official_client(world: World) -> None:
         stopped = api.post(f"/api/playground/{body['run_id']}/stop")
         assert stopped.status_code == 200, stopped.text
         assert api.get(f"/api/services/{body['run_id']}").json()["status"] == "stopped"
+        assert wait_for_status(api, body["run_id"], TERMINAL)["status"] == "stopped"  # its job ends too
         assert json.loads(json.dumps(api.get("/api/playground").json())) == {"servings": []}
