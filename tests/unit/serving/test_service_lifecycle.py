@@ -22,7 +22,7 @@ from starforge.console.services.errors import Conflict, NotFound, Rejected
 from starforge.console.services.jobs.rows import build_job, create_job, set_status
 from starforge.console.services.serving import keys, lifecycle
 from starforge.console.settings import load_settings
-from starforge.console.store.models import Artifact, Job, Service, ServiceKey
+from starforge.console.store.models import Artifact, Job, Service, ServiceKey, User
 from starforge.contract import parse_or_raise
 
 TRAINED: dict[str, Any] = {
@@ -193,6 +193,16 @@ def test_keys_are_shown_once_stored_hashed_and_revocable(rt: Runtime) -> None:
         keys.list_keys(rt, user=bob, service_id=sid)
     with pytest.raises(NotFound):
         keys.revoke_key(rt, user=bob, service_id=sid, key_id=made["id"])
+    with rt.db.write() as db:
+        row = db.get(User, alice.id)
+        assert row is not None
+        row.disabled = True
+    assert keys.identify_key(rt, made["key"]) is None  # a disabled account's keys open nothing
+    with rt.db.write() as db:
+        row = db.get(User, alice.id)
+        assert row is not None
+        row.disabled = False
+    assert keys.identify_key(rt, made["key"]) == (alice.id, sid)
     assert keys.revoke_key(rt, user=alice, service_id=sid, key_id=made["id"])["revoked_at"] is not None
     assert keys.identify_key(rt, made["key"]) is None
 
