@@ -32,7 +32,7 @@ from tests.integration.conftest import (
     make_console,
     unique,
 )
-from tests.integration.helpers import spec_for, submit, wait_for_status
+from tests.integration.helpers import TERMINAL, spec_for, submit, wait_for_status
 
 RUNTIME = "serving-transformers-5.24.0"
 IDLE_TTL_HOURS = 0.006  # about 22 s: the proxy's polls keep the service alive while it starts, then it idles out
@@ -73,10 +73,21 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     console.start()
     user = unique("svc")
     try:
-        yield World(console, models / "tiny", console.token_for(user), user)
+        world = World(console, models / "tiny", console.token_for(user), user)
+        yield world
+        _stop_every_service(world)
     finally:
         console.stop()
         shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
+
+
+def _stop_every_service(world: World) -> None:
+    """Stop the module's services and wait until their jobs have ended: a job outlives its console by design, and a
+    service never ends by itself."""
+    with _api(world) as api:
+        for service in api.get("/api/services", params={"all": "true"}).json()["services"]:
+            api.post(f"/api/services/{service['id']}/stop")
+            wait_for_status(api, service["id"], TERMINAL, timeout=120)
 
 
 def _api(world: World, token: str | None = None) -> httpx.Client:
@@ -228,17 +239,20 @@ def test_bad_requests_are_refused_at_their_field_and_start_nothing(world: World)
 
 def test_the_playground_shapes_of_the_official_client(world: World) -> None:
     with _api(world) as api:
-        started = api.post("/api/playground/start", json={"model": str(world.model), "gpus": 0, "ttl_s": 1800})
+        # the official client sends --gpus 1 by default: this CPU-only console serves it on the CPU
+        started = api.post("/api/playground/start", json={"model": str(world.model), "gpus": 1, "ttl_s": 1800})
         assert started.status_code == 202, started.text
         body = started.json()
         assert set(body) >= {"run_id", "model", "port", "expires_at"} and body["model"] == str(world.model)
         assert "T" in body["expires_at"] and body["expires_at"].endswith("+00:00")
         listed = api.get("/api/playground").json()["servings"]
         assert [s["run_id"] for s in listed] == [body["run_id"]]
-        assert set(listed[0]) == {"run_id", "status", "gpus", "model", "expires_at"}
+        assert set(listed[0]) == {"run_id", "status", "gpus", "model", "expires_at"} and listed[0]["gpus"] == 0
+        assert api.get(f"/api/services/{body['run_id']}").json()["server"] == "transformers"
         extended = api.post(f"/api/playground/{body['run_id']}/extend", json={"extra_s": 600})
         assert extended.status_code == 200 and extended.json()["expires_at"] > body["expires_at"]
         stopped = api.post(f"/api/playground/{body['run_id']}/stop")
         assert stopped.status_code == 200, stopped.text
         assert api.get(f"/api/services/{body['run_id']}").json()["status"] == "stopped"
+        assert wait_for_status(api, body["run_id"], TERMINAL)["status"] == "stopped"  # its job ends too
         assert json.loads(json.dumps(api.get("/api/playground").json())) == {"servings": []}

@@ -51,10 +51,12 @@ async def _run(plan: ServerPlan, folder: Path) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    ready = folder / READY_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    ready.unlink(missing_ok=True)  # an attempt killed before it could clean up left one: this one is not ready yet
     _say(f"starting {plan.server}: {' '.join(plan.argv)}")
     proc = subprocess.Popen(list(plan.argv), env={**os.environ, **plan.env})
     bridge = await serve_bridge(bind_unix(folder / SOCKET_FILE), plan.port)
-    ready = folder / READY_FILE
     try:
         while not stopping.is_set() and proc.poll() is None:
             if await asyncio.to_thread(_answers, plan):

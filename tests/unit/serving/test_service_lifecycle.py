@@ -22,7 +22,7 @@ from starforge.console.services.errors import Conflict, NotFound, Rejected
 from starforge.console.services.jobs.rows import build_job, create_job, set_status
 from starforge.console.services.serving import keys, lifecycle
 from starforge.console.settings import load_settings
-from starforge.console.store.models import Artifact, Job, Service, ServiceKey
+from starforge.console.store.models import Artifact, Job, Service, ServiceKey, User
 from starforge.contract import parse_or_raise
 
 TRAINED: dict[str, Any] = {
@@ -193,6 +193,16 @@ def test_keys_are_shown_once_stored_hashed_and_revocable(rt: Runtime) -> None:
         keys.list_keys(rt, user=bob, service_id=sid)
     with pytest.raises(NotFound):
         keys.revoke_key(rt, user=bob, service_id=sid, key_id=made["id"])
+    with rt.db.write() as db:
+        row = db.get(User, alice.id)
+        assert row is not None
+        row.disabled = True
+    assert keys.identify_key(rt, made["key"]) is None  # a disabled account's keys open nothing
+    with rt.db.write() as db:
+        row = db.get(User, alice.id)
+        assert row is not None
+        row.disabled = False
+    assert keys.identify_key(rt, made["key"]) == (alice.id, sid)
     assert keys.revoke_key(rt, user=alice, service_id=sid, key_id=made["id"])["revoked_at"] is not None
     assert keys.identify_key(rt, made["key"]) is None
 
@@ -202,3 +212,15 @@ def test_a_name_or_a_model_the_contract_refuses_is_said_at_the_request_s_field(r
     assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "../../x"})] == ["name"]
     assert [f for f, _ in _refused(rt, alice, {"model": "org/a", "name": "x" * 400})] == ["name"]
     assert _refused(rt, alice, {"model": "org/a", "gpus": 10**30}) == [("gpus", "invalid_request")]
+
+
+def test_a_run_being_served_is_not_cleaned(rt: Runtime) -> None:
+    from starforge.console.services.jobs.experiment_clean import clean_experiment
+
+    alice = _user(rt, "alice")
+    run = _run(rt, alice, checkpoint=rt.settings.state_dir / "runs" / "alice" / "toy" / "r-s" / "out" / "c")
+    sid = lifecycle.start(rt, user=alice, body={"model": f"run:{run}"}).body["id"]
+    answer = clean_experiment(rt, user=alice, exp="experiments/toy")
+    assert answer["cleaned"] == [] and [s["job_ref"] for s in answer["skipped"]] == [run], answer
+    lifecycle.stop(rt, user=alice, service_id=sid)
+    assert clean_experiment(rt, user=alice, exp="experiments/toy")["cleaned"] == [run]

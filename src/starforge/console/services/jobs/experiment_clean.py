@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ....contract import Problem
 from ...store.models import Artifact, Job
@@ -73,8 +74,11 @@ def remove_run_folder(run_dir: Path, runs_root: Path) -> Removed:
     return done
 
 
-def _runs_with_active_children(jobs: list[Job]) -> set[str]:
-    return {j.parent_id for j in jobs if j.parent_id and j.status not in TERMINAL}
+def _runs_with_active_children(db: Session, jobs: list[Job]) -> set[str]:
+    """Return the runs among `jobs` that an unfinished job starts from: a follow-up, or a service serving it (whose
+    experiment is another one)."""
+    ids = [j.id for j in jobs]
+    return set(db.scalars(select(Job.parent_id).where(Job.parent_id.in_(ids), Job.status.not_in(TERMINAL))))
 
 
 def clean_experiment(rt: Runtime, *, user: UserView, exp: str) -> dict[str, Any]:
@@ -89,7 +93,7 @@ def clean_experiment(rt: Runtime, *, user: UserView, exp: str) -> dict[str, Any]
     with rt.db.read() as db:
         jobs = visible_jobs(db, user, limit=MAX_LIST_LIMIT, where=JobFilter(exp=wanted))
         rows = [(j.id, j.status, j.run_dir, j.parent_id) for j in jobs]
-        busy = _runs_with_active_children(jobs)
+        busy = _runs_with_active_children(db, jobs)
     if not rows:
         raise NotFound(f"no job of experiment {wanted!r} of yours (see `sf job ls --exp {wanted}`)")
     runs_root = rt.settings.state_dir / "runs" / user.username
@@ -101,7 +105,7 @@ def clean_experiment(rt: Runtime, *, user: UserView, exp: str) -> dict[str, Any]
             skipped.append({"job_ref": job_id, "status": status, "reason": "still active"})
             continue
         if job_id in busy:
-            skipped.append({"job_ref": job_id, "status": status, "reason": "a follow-up of it is still active"})
+            skipped.append({"job_ref": job_id, "status": status, "reason": "a follow-up or a service of it is still active"})
             continue
         removed = remove_run_folder(Path(run_dir), runs_root) if run_dir else Removed()
         total.files, total.bytes = total.files + removed.files, total.bytes + removed.bytes

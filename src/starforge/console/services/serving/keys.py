@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem
-from ...store.models import ServiceKey
+from ...store.models import ServiceKey, User
 from ..accounts.credentials import UserView
 from ..context import Runtime
 from ..errors import NotFound, Rejected
@@ -75,9 +75,13 @@ def revoke_key(rt: Runtime, *, user: UserView, service_id: str, key_id: int) -> 
 
 
 def key_owner(db: Session, secret: str) -> tuple[int, str] | None:
-    """Return `(user_id, service_id)` of a live key, or None for an unknown or revoked one."""
+    """Return `(user_id, service_id)` of a live key, or None for an unknown or revoked one, or one of a disabled
+    account."""
     row = db.scalar(select(ServiceKey).where(ServiceKey.token_hash == key_hash(secret)))
     if row is None or row.revoked_at is not None:
+        return None
+    owner = db.get(User, row.user_id)
+    if owner is None or owner.disabled:
         return None
     return row.user_id, row.job_id
 

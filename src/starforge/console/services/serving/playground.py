@@ -2,6 +2,8 @@
 
 Tier: use case (each call is one of `lifecycle`'s). A playground `run_id` is the service id; times are ISO 8601
 in UTC, which the official client parses for `sf serve ls/start/extend`; no TCP port is ever exposed (`port` 0).
+The official client always sends `gpus` (1 unless `--gpus` says otherwise): on a deployment without GPU capacity
+the service runs on the CPU instead of waiting for a GPU that never comes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ def iso(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).isoformat(timespec="seconds")
 
 
+def _has_gpus(rt: Runtime) -> bool:
+    """Return True when some series of this deployment with capacity has GPUs."""
+    return any(slots > 0 and rt.settings.series_kind(series) != "cpu" for series, slots in rt.capacity.items())
+
+
 def _seconds(body: Any, key: str) -> float | None:
     value = body.get(key) if isinstance(body, dict) else None
     if value is None:
@@ -37,7 +44,10 @@ def _seconds(body: Any, key: str) -> float | None:
 def start(rt: Runtime, *, user: UserView, body: dict[str, Any]) -> Outcome:
     """`POST /api/playground/start` `{model, gpus, ttl_s?}` → `{run_id, model, port, expires_at}` (202)."""
     ttl_s = _seconds(body, "ttl_s")
-    ask = {"model": body.get("model"), "gpus": body.get("gpus", 0) or 0}
+    gpus = body.get("gpus", 0) or 0
+    if not _has_gpus(rt):  # the official client always sends --gpus (1 by default): a CPU-only console serves on CPU
+        gpus = 0
+    ask = {"model": body.get("model"), "gpus": gpus}
     if ttl_s is not None:
         ask["ttl_hours"] = ttl_s / 3600.0
     outcome = lifecycle.start(rt, user=user, body=ask)
