@@ -129,6 +129,13 @@ def test_the_suites_offered_and_an_unknown_suite_refused_at_its_field(console: C
         spec = spec_for(api, "evalkit/benchmark", exp="experiments/evals",
                         hyperparams={"suites": "basic-arithmetic,no-such-suite"})
         verdict = api.post("/api/admission/check", json={"spec": spec, "profile": "cpu"}).json()
+        # a training run of any recipe may be evaluated on suites after it succeeds (an evalkit/benchmark child)
+        train = spec_for(api, exp="experiments/toy", lifecycle={"on_success": ["eval"]},
+                         evaluation={"suites": ["basic-choice"]})
+        assert api.post("/api/admission/check", json={"spec": train, "profile": "cpu"}).json()["ok"]
+        del train["spec"]["evaluation"]  # without suites, the recipe's own eval step: tinyrl/grpo has none
+        [lacking] = api.post("/api/admission/check", json={"spec": train, "profile": "cpu"}).json()["problems"]
+        assert (lacking["field"], lacking["code"]) == ("spec.lifecycle.on_success", "lifecycle_action_unknown")
     assert not verdict["ok"]
     [problem] = [p for p in verdict["problems"] if p["field"] == "spec.hyperparams.suites"]
     assert "no-such-suite" in problem["message"] and all(name in problem["hint"] for name in offered)
