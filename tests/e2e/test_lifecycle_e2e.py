@@ -1,5 +1,6 @@
 """`sf export`, `sf eval` and `sf clean` with the real `sf` against a real console: a tinyrl/grpo run, exported on
-request, its export downloaded, an eval its recipe lacks refused, then the experiment cleaned."""
+request, its export downloaded, an eval its recipe lacks refused (and one on a suite the console does not offer),
+then the experiment cleaned."""
 
 from __future__ import annotations
 
@@ -31,9 +32,12 @@ def test_export_eval_and_clean_a_finished_run(researcher: Researcher, console: C
     assert any(a["kind"] == "hf_export" for a in fetched["artifacts"]), fetched
     assert list(target.rglob("hf_export/*")), fetched
 
-    refused = me.sf("eval", run, "--benchmarks", "gsm8k")
+    refused = me.sf("eval", run)  # the recipe's own eval step, which tinyrl/grpo lacks
     assert refused.returncode == 1
     assert "tinyrl/grpo has no 'eval' action" in refused.stderr and "export" in refused.stderr
+    unknown = me.sf("eval", run, "--benchmarks", "gsm8k")  # on suites: a benchmark job, of suites this console offers
+    assert unknown.returncode == 1
+    assert "spec.evaluation.suites" in unknown.stderr and "basic-arithmetic" in unknown.stderr
 
     unconfirmed = me.sf("clean", "toy")  # stdin is not a terminal: nothing is asked, nothing deleted
     assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr

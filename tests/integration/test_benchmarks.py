@@ -129,6 +129,13 @@ def test_the_suites_offered_and_an_unknown_suite_refused_at_its_field(console: C
         spec = spec_for(api, "evalkit/benchmark", exp="experiments/evals",
                         hyperparams={"suites": "basic-arithmetic,no-such-suite"})
         verdict = api.post("/api/admission/check", json={"spec": spec, "profile": "cpu"}).json()
+        # a training run of any recipe may be evaluated on suites after it succeeds (an evalkit/benchmark child)
+        train = spec_for(api, exp="experiments/toy", lifecycle={"on_success": ["eval"]},
+                         evaluation={"suites": ["basic-choice"]})
+        assert api.post("/api/admission/check", json={"spec": train, "profile": "cpu"}).json()["ok"]
+        del train["spec"]["evaluation"]  # without suites, the recipe's own eval step: tinyrl/grpo has none
+        [lacking] = api.post("/api/admission/check", json={"spec": train, "profile": "cpu"}).json()["problems"]
+        assert (lacking["field"], lacking["code"]) == ("spec.lifecycle.on_success", "lifecycle_action_unknown")
     assert not verdict["ok"]
     [problem] = [p for p in verdict["problems"] if p["field"] == "spec.hyperparams.suites"]
     assert "no-such-suite" in problem["message"] and all(name in problem["hint"] for name in offered)
@@ -185,3 +192,19 @@ def test_sf_bench_run_refuses_bad_models_and_suites_before_anything_runs(console
     assert [j["job_ref"] for j in me.jobs()] == [mine]  # nothing else was created
     with console.client(me.token) as api:
         api.post("/api/job/stop", params={"id": mine})
+
+
+@pytest.mark.parametrize("console", ["postgres"], indirect=True)
+def test_scores_on_postgresql_replace_their_rows_and_compare(console: ConsoleProcess) -> None:
+    token = console.token_for(unique("benchpg"))
+    with console.client(token) as api:
+        run = _sleeper(api, "bench-pg")
+        run_token = _token_from_logs(console, api, run)
+        for values in ([0.25, 0.5], [0.5, 0.5], [0.5, 0.5]):  # a repeated report replaces its rows
+            assert _report(console, run, run_token, _scores({"basic-choice": values}, "acc")).status_code == 200
+        stored = api.get(f"/api/jobs/{run}/benchmarks").json()["benchmarks"]
+        assert [(s["repeat"], s["value"]) for s in stored] == [(0, 0.5), (1, 0.5)]
+        [row] = api.get("/api/benchmarks/compare", params={"runs": run}).json()["rows"]
+        assert (row["runs"][0]["mean"], row["runs"][0]["spread"], row["runs"][0]["n"]) == (0.5, 0.0, 2)
+        api.post("/api/job/stop", params={"id": run})
+        wait_for_status(api, run, ("stopped", "failed", "succeeded"))

@@ -72,6 +72,11 @@ def test_the_compare_page_shows_the_verdicts_and_a_chart_per_suite(console: Cons
     assert page.text.count('<svg class="chart"') == 1 and page.text.count('class="chart-bar ') == 2
     assert "http://" not in page.text.replace("http://www.w3.org/2000/svg", "")  # nothing loaded from elsewhere
     assert console.browser("bob").get("/ui/benchmarks/compare", params={"runs": runs}).status_code == 404
+    chooser = console.browser("alice").get("/ui/benchmarks/compare")  # no runs yet: the runs with scores to pick
+    assert chooser.status_code == 200 and 'aria-current="page">Benchmarks' in chooser.text
+    listed = _text(chooser.text)
+    assert all(f"{console.jobs[n]}" in listed for n in ("base", "other")) and "basic-arithmetic" in listed
+    assert console.jobs["base"] not in console.browser("bob").get("/ui/benchmarks/compare").text
     assert console.browser().get("/ui/benchmarks/compare", params={"runs": runs}).status_code in (303, 401)
 
 

@@ -18,7 +18,7 @@ from ._digests import (
     manifest_digest_of_text,
 )
 from ._errors import CatalogError, ManifestProblem
-from ._gates import check_gates
+from ._gates import BENCHMARK_ACTION, check_gates, runs_action
 from ._gpu import gpu_problems, gpu_settings
 from ._handshake import check_catalog, check_client_handshake, compare_server_entry
 from ._hyperparams import format_override, param_overrides, parse_set, render_overrides, validate_hyperparams
@@ -30,6 +30,7 @@ from ._values import check_value
 from .verdict import Verdict, check_document, open_catalog
 
 __all__ = [
+    "BENCHMARK_ACTION",
     "BUILTIN_CORE_REQUIREMENT",
     "CATALOG_API_VERSION",
     "DEFAULT_CORE_REQUIREMENT",
@@ -55,6 +56,7 @@ __all__ = [
     "check_client_handshake",
     "check_document",
     "check_gates",
+    "runs_action",
     "check_value",
     "compare_server_entry",
     "format_override",

@@ -13,7 +13,7 @@ from ._images import image_reference_error
 if TYPE_CHECKING:
     from ._recipe import Recipe
 
-__all__ = ["check_gates"]
+__all__ = ["BENCHMARK_ACTION", "check_gates", "runs_action"]
 
 _URL = re.compile(r"https?://[^\s/?#]+[^\s]*", re.IGNORECASE)
 _NEEDS_MODEL_AND_TRAIN = ("verl", "trl", "openrlhf")
@@ -48,9 +48,20 @@ def check_gates(spec: JobSpec, recipe: Recipe, *, validate: bool = True) -> tupl
     return spec.with_hyperparams(hyperparams), problems, warnings
 
 
+BENCHMARK_ACTION = "eval"  # the action a run of any recipe may take on benchmark suites
+
+
+def runs_action(recipe: Recipe, spec: JobSpec, action: str, suites: tuple[str, ...] | None = None) -> bool:
+    """Return True when `action` can follow a run of `recipe`: the recipe declares it, or it is `eval` on benchmark
+    suites (`suites`, else the spec's `evaluation.suites`), which the console runs as an evalkit/benchmark job."""
+    if action in recipe.lifecycle:
+        return True
+    return action == BENCHMARK_ACTION and bool(suites or spec.spec.evaluation.suites)
+
+
 def _lifecycle(spec: JobSpec, recipe: Recipe) -> list[Problem]:
     declared = recipe.lifecycle
-    unknown = [a for a in spec.spec.lifecycle.on_success if a not in declared]
+    unknown = [a for a in spec.spec.lifecycle.on_success if not runs_action(recipe, spec, a)]
     if not unknown:
         return []
     offered = ", ".join(declared) or "none"

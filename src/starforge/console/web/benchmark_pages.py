@@ -42,6 +42,12 @@ def suite_charts(body: dict[str, Any]) -> list[SuiteChart]:
 
 
 def compare_page(rt: Runtime, caller: WebCaller, *, runs: str) -> str:
-    """Return the compare page of the caller's runs named in `runs` (comma-separated; the first is the baseline)."""
+    """Return the compare page of the caller's runs named in `runs` (comma-separated; the first is the baseline);
+    without runs, the caller's runs that reported scores, to choose from."""
+    scored = bench_reads.scored_runs(rt, user=caller.user)["runs"]
+    if not runs.strip():
+        return render("benchmarks_compare.html", **frame(caller, "benchmarks"), comparison=None, charts=[],
+                      scored=scored)
     body = bench_reads.compare_runs(rt, user=caller.user, runs=runs)
-    return render("benchmarks_compare.html", **frame(caller, "jobs"), comparison=body, charts=suite_charts(body))
+    return render("benchmarks_compare.html", **frame(caller, "benchmarks"), comparison=body,
+                  charts=suite_charts(body), scored=scored)

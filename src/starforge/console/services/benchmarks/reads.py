@@ -18,7 +18,8 @@ from ..registries import benchmark_packs
 from . import compare as rule
 from . import scores
 
-__all__ = ["MAX_COMPARED", "compare_runs", "comparison", "job_scores", "offered_suites", "parse_runs", "run_summary"]
+__all__ = ["MAX_COMPARED", "compare_runs", "comparison", "job_scores", "offered_suites", "parse_runs", "run_summary",
+           "scored_runs"]
 
 MAX_COMPARED = 20
 
@@ -73,3 +74,10 @@ def run_summary(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
     with rt.db.read() as db:
         job = job_queries.find_job(db, user, ref)
         return comparison([job.id], scores.points_of(db, [job.id]))
+
+
+def scored_runs(rt: Runtime, *, user: UserView, limit: int = 50) -> dict[str, Any]:
+    """Return `{runs: [{run_id, name, exp, status, submitted_at, suites}]}`: the caller's runs that reported
+    benchmark scores, newest first (what the compare page offers to compare)."""
+    with rt.db.read() as db:
+        return {"runs": scores.scored_runs(db, user.id, limit=limit)}

@@ -20,7 +20,7 @@ from ..errors import Rejected
 from .compare import Point
 
 __all__ = ["BENCH_PREFIX", "EXTERNAL_PROFILE", "MAX_REPEAT", "MAX_SCORES", "Report", "bench_metrics", "points_of",
-           "read_report", "record", "scores_of"]
+           "read_report", "record", "scored_runs", "scores_of"]
 
 MAX_SCORES = 10_000
 BENCH_PREFIX = "bench/"  # a run's benchmark score as a metric: `bench/<suite>/<metric>`
@@ -169,3 +169,19 @@ def bench_metrics(db: Session, run_ids: list[str]) -> dict[str, dict[str, float]
         if own:
             out[run] = own
     return out
+
+
+def scored_runs(db: Session, user_id: int, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Return the account's runs that reported benchmark scores, newest first: `{run_id, name, exp, status,
+    submitted_at, suites}` (`suites`: their names, sorted)."""
+    scored = select(BenchmarkScore.run_id).distinct().subquery()
+    jobs = db.execute(select(Job.id, Job.name, Job.exp, Job.status, Job.submitted_at)
+                      .where(Job.user_id == user_id, Job.id.in_(select(scored.c.run_id)))
+                      .order_by(Job.submitted_at.desc(), Job.id.desc()).limit(limit)).all()
+    suites: dict[str, set[str]] = {}
+    if jobs:
+        for run, bench in db.execute(select(BenchmarkScore.run_id, BenchmarkScore.benchmark).distinct()
+                                     .where(BenchmarkScore.run_id.in_([j[0] for j in jobs]))):
+            suites.setdefault(run, set()).add(bench)
+    return [{"run_id": run, "name": name, "exp": exp, "status": status, "submitted_at": at,
+             "suites": sorted(suites.get(run, ()))} for run, name, exp, status, at in jobs]

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ....contract import Data, Evaluation, Framework, JobSpec, Lifecycle, Problem, RecipeRef
+from ....recipes import BENCHMARK_ACTION
 from ..admission.checks.benchmarks import BENCHMARK_RECIPE, is_benchmark_job, suites_asked
 from ..errors import Rejected
 from ..registries import benchmark_packs
@@ -28,8 +29,9 @@ BENCHMARK_FIELD = "spec.evaluation.suites"
 
 def benchmark_suites(spec: JobSpec, action: str, asked: Sequence[str] | None) -> tuple[str, ...]:
     """Return the suites an `action` follow-up of `spec` evaluates on (the asked ones, else the spec's
-    `evaluation.suites`); empty when it is not a benchmark evaluation (then the recipe's own `eval` step runs)."""
-    if action != "eval":
+    `evaluation.suites`); empty when it is not a benchmark evaluation (then the recipe's own `eval` step runs).
+    Which actions may follow a run is `recipes.runs_action`."""
+    if action != BENCHMARK_ACTION:
         return ()
     return tuple(asked) if asked else tuple(spec.spec.evaluation.suites)
 

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import Problem, check_safe_segment, parse_or_raise, profile_name
+from ....recipes import runs_action
 from ...store.models import Artifact, Job
 from ..accounts.credentials import UserView
 from ..admission.envelope import Envelope, open_envelope
@@ -28,7 +29,7 @@ from ..context import Runtime
 from ..errors import Conflict, NotFound, Rejected
 from ..outcome import Outcome
 from ..registries.artifacts import shown_path
-from .followups import add_followup, followup_child, latest_checkpoint, runs_eval
+from .followups import add_followup, followup_child, latest_checkpoint
 from .queries import JobFilter, visible_jobs
 from .submissions import require_writable
 
@@ -132,7 +133,7 @@ def _create(rt: Runtime, db: Session, user: UserView, parent: Job, ask: Followup
     spec = parse_or_raise(json.loads(parent.spec_json))
     recipe = rt.catalog.get(spec.spec.recipe.name)
     declared = sorted(recipe.lifecycle) if recipe is not None else []
-    if recipe is None or not runs_eval(recipe, spec, ask.action, ask.suites):
+    if recipe is None or not runs_action(recipe, spec, ask.action, ask.suites):
         have = f"it declares: {', '.join(declared)}" if declared else "it declares no lifecycle action"
         raise Rejected(_TITLE, [Problem("action", "lifecycle_action_unknown",
                                         f"recipe {spec.spec.recipe.name} has no {ask.action!r} action ({have})",

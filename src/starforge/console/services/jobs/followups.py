@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ....contract import JobSpec, Lifecycle, Pool, Problem, Resources, parse_or_raise, render_problems
+from ....recipes import runs_action
 from ...settings import Settings
 from ...store.models import Artifact, Job, User
 from ..accounts.credentials import UserView, user_view
@@ -25,7 +26,7 @@ from ..audit import decision_row
 from .benchmark_followups import benchmark_spec, benchmark_suites, recorded_suites, suite_problems
 from .rows import build_job, create_job, set_status
 
-__all__ = ["add_followup", "child_spec", "create_followups", "followup_child", "latest_checkpoint", "runs_eval"]
+__all__ = ["add_followup", "child_spec", "create_followups", "followup_child", "latest_checkpoint"]
 
 
 def latest_checkpoint(db: Session, run_id: str) -> str:
@@ -76,10 +77,7 @@ def followup_child(
     return child, found + problems
 
 
-def runs_eval(recipe: Any, spec: JobSpec, action: str, suites: tuple[str, ...] | None = None) -> bool:
-    """Return True when `action` can follow a run of `recipe`: the recipe declares it, or it is an `eval` on
-    benchmark suites (run by the benchmark recipe, `benchmark_followups`)."""
-    return action in recipe.lifecycle or bool(benchmark_suites(spec, action, suites))
+
 
 
 def add_followup(
@@ -124,7 +122,7 @@ def create_followups(db: Session, *, parent: Job, catalog: Any, settings: Settin
     checkpoint = latest_checkpoint(db, parent.id)
     created: list[str] = []
     for action in actions:
-        if not runs_eval(recipe, spec, action):
+        if not runs_action(recipe, spec, action):
             continue
         child, problems = followup_child(db, settings, parent=parent, spec=spec, recipe=recipe, owner=owner,
                                          action=action, catalog=catalog)
