@@ -27,6 +27,7 @@ import yaml
 from tests.e2e.conftest import SF, Researcher, make_researcher
 from tests.e2e.test_web_browser import Browsers, browser  # noqa: F401  (the module's chromium)
 from tests.integration.conftest import DEFAULT_CONFIG, RUNTIME_CACHE, ConsoleProcess, make_console
+from tests.integration.helpers import stop_every_service
 from tests.integration.test_sdk_docs import REPO, python_blocks
 
 RUNTIME = "serving-transformers-5.24.0"
@@ -79,6 +80,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         assert service["status"] == "ready", service
         yield World(console, models / "tiny-llama", me, service)
     finally:
+        with console.client(console.token_for(me.user)) as api:
+            stop_every_service(api)
         console.stop()
         shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
 

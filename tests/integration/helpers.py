@@ -135,6 +135,14 @@ def wait_for_end(api: httpx.Client, job: str, timeout: float = 120) -> dict[str,
     return wait_for_status(api, job, TERMINAL, timeout)
 
 
+def stop_every_service(api: httpx.Client, timeout: float = 120) -> None:
+    """Stop the account's services and wait until their jobs have ended: a job outlives its console by design, and a
+    service never ends by itself, so a test that leaves one running leaves a model server on the machine."""
+    for service in api.get("/api/services", params={"all": "true"}).json()["services"]:
+        api.post(f"/api/services/{service['id']}/stop")
+        wait_for_end(api, service["id"], timeout)
+
+
 def forwarding(rest: TestClient) -> httpx.MockTransport:
     """Return an httpx transport that answers every request with the in-process app (whole bodies, no streaming):
     the Python client and MCP's client backend talk to a console without a socket."""

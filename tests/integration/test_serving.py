@@ -32,7 +32,7 @@ from tests.integration.conftest import (
     make_console,
     unique,
 )
-from tests.integration.helpers import TERMINAL, spec_for, submit, wait_for_status
+from tests.integration.helpers import TERMINAL, spec_for, stop_every_service, submit, wait_for_status
 
 RUNTIME = "serving-transformers-5.24.0"
 IDLE_TTL_HOURS = 0.006  # about 22 s: the proxy's polls keep the service alive while it starts, then it idles out
@@ -75,19 +75,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         world = World(console, models / "tiny", console.token_for(user), user)
         yield world
-        _stop_every_service(world)
+        with _api(world) as api:
+            stop_every_service(api)
     finally:
         console.stop()
         shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
-
-
-def _stop_every_service(world: World) -> None:
-    """Stop the module's services and wait until their jobs have ended: a job outlives its console by design, and a
-    service never ends by itself."""
-    with _api(world) as api:
-        for service in api.get("/api/services", params={"all": "true"}).json()["services"]:
-            api.post(f"/api/services/{service['id']}/stop")
-            wait_for_status(api, service["id"], TERMINAL, timeout=120)
 
 
 def _api(world: World, token: str | None = None) -> httpx.Client:
