@@ -29,12 +29,13 @@ def _say(text: str) -> None:
 
 
 def report_document(config: EvalConfig, chosen: Sequence[Chosen], scores: list[dict[str, Any]],
-                    results: list[dict[str, Any]], harness_version: str, device: str) -> dict[str, Any]:
+                    results: list[dict[str, Any]], harness_version: str, device: str,
+                    batch_size: int | str) -> dict[str, Any]:
     """Return the content of `eval/report.json`: what ran, on what, and every score of every repetition."""
     return {
         "version": REPORT_VERSION, "runner": RUNNER, "runner_version": harness_version, "model": config.model,
         "device": device, "dtype": config.dtype, "limit": config.limit, "num_fewshot": config.num_fewshot,
-        "batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens, "repeat": config.repeat,
+        "batch_size": batch_size, "max_new_tokens": config.max_new_tokens, "repeat": config.repeat,
         "seeds": config.seeds(),
         "suites": [{"suite": c.suite, "task": c.task, "pack": c.pack, "version": c.version,
                     "metrics": list(c.metrics)} for c in chosen],
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     for c in chosen:
         _say(f"{c.suite}: task {c.task} of {c.pack}@{c.version}, {where} ({c.path})")
     harness = _harness.Harness(config)
+    _say(f"model loaded on {harness.device}, batch size {harness.batch_size}")
     scores: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for k, seed in enumerate(config.seeds()):
@@ -94,7 +96,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             _say(f"repeat {k} (seed {seed}): {s['benchmark']} {s['metric']} = {s['value']:.4f}")
     path = out_dir / config.report
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = report_document(config, chosen, scores, results, _harness.harness_version(), _harness.device())
+    document = report_document(config, chosen, scores, results, _harness.harness_version(), harness.device,
+                               harness.batch_size)
     path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
     run.artifact("eval_report", path, format="json")
     _send(run, env.get("FORGE_MODEL") or config.model, scores)
