@@ -22,7 +22,8 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 # on the 2-core development machine (3 workers; the per-module totals of `--junitxml`); modules not listed take a
 # few seconds at most and keep their collection order behind these. Only the order depends on these figures.
 UNIT_SECONDS: dict[str, float] = {
-    "tests/e2e/test_trl.py": 145,
+    "tests/e2e/test_trl.py": 175,
+    "tests/integration/test_serving.py": 55,
     "tests/e2e/test_bench_e2e.py": 71,  # with the evalkit runtime built (the benchmark job's tests build it)
     "tests/compat/test_official_bench.py": 14,
     "tests/integration/test_benchmarks.py": 15,
@@ -38,6 +39,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_cli_recipes.py": 42,
     "tests/integration/test_console_hardening.py": 41,
     "tests/e2e/test_researcher_path.py": 38,
+    "tests/e2e/test_playground_browser.py": 43,
     "tests/integration/test_job_sandbox.py": 34,
     "tests/e2e/test_engine_images.py": 22,
     "tests/integration/test_job_images.py": 20,
@@ -64,6 +66,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/unit/cli/test_missing_extras.py": 11,
     "tests/integration/test_sdk_docs.py": 11,
     "tests/integration/test_artifacts_cli.py": 11,
+    "tests/integration/test_cli_serve.py": 11,
     "tests/unit/bundle/test_properties.py": 10,
     "tests/unit/mcp/test_console_boundary.py": 10,
     "tests/unit/tinyrl/test_training.py": 9,

@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,7 @@ class World:
     model: Path
     data: Path
     me: Researcher
+    sft_run: str = ""  # the first SFT run, served by the serving test
 
 
 def _console_config(tmp: Path, models: Path) -> dict[str, Any]:
@@ -150,6 +152,7 @@ def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(
     first = _submit(me, "tiny-sft", *inputs, *_readme_cpu_flags("trl/sft"))
     _succeeds(me, first)
     _trained(me, first)
+    world.sft_run = first
     series = me.json("job", "metrics", first)["metrics"]
     assert series.get("eval/loss") and series.get("train/learning_rate"), sorted(series)
 
@@ -164,6 +167,35 @@ def test_sft_runs_end_to_end_and_a_second_job_starts_from_its_checkpoint(
     spec = me.json("job", "spec", second)
     assert spec["spec"]["model"]["init_from"] == f"run/{first}/checkpoint"
     assert re.search(r"starting from checkpoint-\d+", logs), logs[-4000:]
+
+
+def test_the_trained_sft_run_is_served_and_answers_a_streamed_chat_through_the_console(world: World) -> None:
+    """Issue [5]'s done-when path: `run:<id>` of a tiny trained model served, streamed through the proxy, stopped."""
+    from openai import OpenAI
+
+    if not world.sft_run:
+        pytest.skip("the SFT test did not train a run")
+    with world.console.client(world.me.token) as api:
+        started = api.post("/api/services", json={"model": f"run:{world.sft_run}"})
+        assert started.status_code == 202, started.text
+        service = started.json()
+        assert service["run_id"] == world.sft_run and f"/{world.sft_run}/out/" in service["model_path"]
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while time.monotonic() < deadline:
+            api.get(f"{service['url']}/models")  # an ask keeps an idle service alive while it starts
+            view = api.get(f"/api/services/{service['id']}").json()
+            if view["status"] in ("ready", "failed", "stopped"):
+                break
+            time.sleep(0.5)
+        assert view["status"] == "ready", view
+        client = OpenAI(base_url=world.console.url + service["url"], api_key=world.me.token, max_retries=0)
+        model = client.models.list().data[0].id
+        chunks = list(client.chat.completions.create(model=model, stream=True, max_tokens=8,
+                                                     messages=[{"role": "user", "content": "What is two plus two?"}]))
+        assert chunks and chunks[-1].choices[0].finish_reason in ("stop", "length")
+        stopped = api.post(f"/api/services/{service['id']}/stop")
+        assert stopped.status_code == 200 and stopped.json()["status"] == "stopped"
+        assert world.me.json("job", "status", service["id"])["status"] in ("stopped", "running")
 
 
 def test_grpo_runs_its_template_with_the_readme_s_cpu_flags(trainer_slot: None, world: World) -> None:

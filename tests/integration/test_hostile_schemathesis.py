@@ -29,6 +29,7 @@ BODILESS = {("POST", "/api/job/stop"), ("POST", "/api/jobs/cancel-all"), ("POST"
             *(("POST", path.format(verb=verb)) for verb in ("pause", "resume", "retry")
               for path in ("/api/job/{verb}", "/api/jobs/{{ref}}/{verb}")),
             ("POST", "/api/sweeps/{sweep_id}/stop"),
+            ("POST", "/api/services/{service_id}/stop"), ("POST", "/api/playground/{run_id}/stop"),
             ("POST", "/api/admin/maintenance/resume"),
             ("PATCH", "/api/admin/users/{username}/role"),
             ("PATCH", "/api/admin/users/{username}/disabled")}

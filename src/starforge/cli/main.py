@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sweep": ("starforge.cli.cmd_sweep", "Submit a hyperparameter sweep as one decision; show its runs ranked", "Jobs"),
     "export": ("starforge.cli.cmd_export", "Export a finished run's checkpoint as a follow-up job", "Jobs"),
     "eval": ("starforge.cli.cmd_eval", "Evaluate a finished run's checkpoint as a follow-up job", "Jobs"),
+    "serve": ("starforge.cli.cmd_serve", "Serve a model behind the console's OpenAI proxy; chat with it; its keys",
+              "Jobs"),
     "bench": ("starforge.cli.cmd_bench", "Run benchmark suites on a model (lm-eval), list suites, compare runs", "Jobs"),
     "clean": ("starforge.cli.cmd_clean", "Delete an experiment's checkpoints and logs on the console", "Jobs"),
     "dataset": ("starforge.cli.cmd_dataset", "Push a file or folder as a dataset version; list datasets", "Data"),

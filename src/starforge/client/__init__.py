@@ -36,9 +36,12 @@ from ._models import (
     Usage,
     User,
 )
+from ._serving import READY, SERVICE_TERMINAL, Serving, chat_deltas, proxy_url
 from ._sse import LogEvent, SSEParser
 
 __all__ = [
+    "READY",
+    "SERVICE_TERMINAL",
     "SUCCEEDED",
     "TERMINAL",
     "AdmissionVerdict",
@@ -63,6 +66,7 @@ __all__ = [
     "Rejected",
     "SSEParser",
     "ServerVersion",
+    "Serving",
     "StopResult",
     "SubmitResult",
     "Timeouts",
@@ -71,12 +75,14 @@ __all__ = [
     "User",
     "bare_profile",
     "build_meta",
+    "chat_deltas",
     "device_param",
     "encode_meta",
     "login_with_token",
     "logout",
     "normalise_server",
     "poll_device_login",
+    "proxy_url",
     "refresh",
     "start_device_login",
 ]

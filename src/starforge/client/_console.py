@@ -32,6 +32,7 @@ from ._models import (
     User,
 )
 from ._plugins import check_digest, pack_plugin
+from ._serving import Serving
 from ._sse import LogEvent
 from ._transfer import DOWNLOAD_LIMITS, file_chunks, pack_path, unpack_archive
 
@@ -97,6 +98,11 @@ class Console:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+    @property
+    def serving(self) -> Serving:
+        """The account's inference services: start, list, extend, stop, keys and a streamed chat (`Serving`)."""
+        return Serving(self._http, self._bearer)
 
     @property
     def credentials(self) -> Credentials | None:

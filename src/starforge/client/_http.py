@@ -113,10 +113,17 @@ class Http:
         return value
 
     @contextmanager
-    def stream(self, path: str, *, token: str | None, headers: Mapping[str, str] | None = None) -> Iterator[httpx.Response]:
-        """Open a streaming GET with no read timeout; the caller reads the status and the body."""
+    def stream(self, path: str, *, token: str | None, headers: Mapping[str, str] | None = None,
+               method: str = "GET", json_body: Any = None) -> Iterator[httpx.Response]:
+        """Open a streaming request (a GET unless `method`; `json_body` sent as JSON) with no read timeout; the
+        caller reads the status and the body."""
+        all_headers = self._headers(token, headers)
+        content = None
+        if json_body is not None:
+            content = json.dumps(json_body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            all_headers["Content-Type"] = "application/json"
         with self._network_errors(None), self._client.stream(
-            "GET", self.base + path, headers=self._headers(token, headers), timeout=self.timeout(None)
+            method, self.base + path, headers=all_headers, content=content, timeout=self.timeout(None)
         ) as response:
             yield response
 

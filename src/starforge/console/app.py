@@ -38,6 +38,7 @@ from .api.routers import (
     models,
     plugins,
     runs,
+    services,
     sweeps,
     volumes,
     web,
@@ -189,7 +190,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, benchmarks, web):
+                   models, volumes, services, benchmarks, web):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

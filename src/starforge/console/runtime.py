@@ -59,10 +59,10 @@ def console_identity(state_dir: Path) -> str:
 def load_served_catalog(settings: Settings, memo: RecipeMemo | None = None) -> Catalog:
     """Load the catalog this console serves (builtin unless `catalog.path` is set), keeping what it learns in
     `memo`; raise on an invalid tree."""
-    from starforge.recipes import load_catalog
+    from starforge.recipes import load_catalog, load_internal_recipes
 
     cat = settings.catalog
-    return load_catalog(
+    served = load_catalog(
         Path(cat.path) if cat.path else None,
         scheme=cat.digest_scheme,
         overlays=False,
@@ -70,3 +70,4 @@ def load_served_catalog(settings: Settings, memo: RecipeMemo | None = None) -> C
         core_requirement=cat.core_requirement,
         memo=memo,
     )
+    return served.with_internal(load_internal_recipes(memo))

@@ -4,6 +4,7 @@
     fair_share:  {enabled: true, half_life_hours: 168, default_weight: 1}
     preemption:  {policy: off | priority | fair-share, grace_seconds: 120}
     restarts:    {max_restarts: 3, after_loss: 3}
+    serving:     {default_ttl_hours: 1, max_ttl_hours: 24, idle_ttl_hours: 1}
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["POLICIES", "FairShareSettings", "PreemptionSettings", "RestartSettings", "read_fair_share",
-           "read_preemption", "read_restarts"]
+__all__ = ["POLICIES", "FairShareSettings", "PreemptionSettings", "RestartSettings", "ServingSettings",
+           "read_fair_share", "read_preemption", "read_restarts", "read_serving"]
 
 POLICIES = ("off", "priority", "fair-share")
 
@@ -54,6 +55,21 @@ class RestartSettings:
 
     max_restarts: int = 3
     after_loss: int = 3
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    """Inference services: the lifetime a service gets when its owner names none, the cap no service outlives
+    (counted from its start; also its job's wall time), and how long it lives on after its last request."""
+
+    default_ttl_hours: float = 1.0
+    max_ttl_hours: float = 24.0
+    idle_ttl_hours: float = 1.0
+
+    @property
+    def idle_ttl_seconds(self) -> float:
+        """Return the idle TTL in seconds."""
+        return self.idle_ttl_hours * 3600.0
 
 
 def _mapping(key: str, raw: Any, allowed: set[str], example: str) -> dict[str, Any]:
@@ -113,3 +129,18 @@ def read_restarts(raw: Any) -> RestartSettings:
     raw = _mapping("restarts", raw, {"max_restarts", "after_loss"}, "{max_restarts: 3, after_loss: 3}")
     return RestartSettings(max_restarts=_count("restarts.max_restarts", raw.get("max_restarts", 3)),
                            after_loss=_count("restarts.after_loss", raw.get("after_loss", 3)))
+
+
+def read_serving(raw: Any) -> ServingSettings:
+    """Return `serving:` read (ValueError naming the key when a value is wrong, or a default above the cap)."""
+    raw = _mapping("serving", raw, {"default_ttl_hours", "max_ttl_hours", "idle_ttl_hours"},
+                   "{default_ttl_hours: 1, max_ttl_hours: 24, idle_ttl_hours: 1}")
+    found = ServingSettings(
+        default_ttl_hours=_number("serving.default_ttl_hours", raw.get("default_ttl_hours", 1.0), positive=True),
+        max_ttl_hours=_number("serving.max_ttl_hours", raw.get("max_ttl_hours", 24.0), positive=True),
+        idle_ttl_hours=_number("serving.idle_ttl_hours", raw.get("idle_ttl_hours", 1.0), positive=True),
+    )
+    if found.default_ttl_hours > found.max_ttl_hours:
+        raise ValueError(f"serving.default_ttl_hours: must be at most max_ttl_hours ({found.max_ttl_hours:g}), "
+                         f"not {found.default_ttl_hours:g}")
+    return found

@@ -22,9 +22,11 @@ from .scheduling_config import (
     FairShareSettings,
     PreemptionSettings,
     RestartSettings,
+    ServingSettings,
     read_fair_share,
     read_preemption,
     read_restarts,
+    read_serving,
 )
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ class Settings:
     fair_share: FairShareSettings = field(default_factory=FairShareSettings)  # `fair_share:`: the queue's order
     preemption: PreemptionSettings = field(default_factory=PreemptionSettings)  # `preemption:`: off by default
     restarts: RestartSettings = field(default_factory=RestartSettings)  # `restarts:`: caps of automatic restarts
+    serving: ServingSettings = field(default_factory=ServingSettings)  # `serving:`: the TTLs of inference services
     run_background: bool = True
     config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
@@ -439,6 +442,7 @@ _READERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "fair_share": _scheduling("fair_share", read_fair_share),
     "preemption": _scheduling("preemption", read_preemption),
     "restarts": _scheduling("restarts", read_restarts),
+    "serving": _scheduling("serving", read_serving),
     "runtimes": _runtimes,
     "images": _images,
     "trusted_proxies": lambda value: {"trusted_proxies": _trusted_proxies(value)},

@@ -5,7 +5,7 @@ Lab concerns (`recipe.lock.json`, upgrades, experiment discovery, an experiment'
 """
 
 from ._cache import RecipeMemo
-from ._catalog import BUILTIN_CORE_REQUIREMENT, Catalog, Shadowed, load_catalog
+from ._catalog import BUILTIN_CORE_REQUIREMENT, Catalog, Shadowed, load_catalog, load_internal_recipes
 from ._core import UPGRADE_CLIENT, satisfies, too_old
 from ._digests import (
     SCHEMES,
@@ -64,6 +64,7 @@ __all__ = [
     "image_reference_error",
     "image_registry_host",
     "load_catalog",
+    "load_internal_recipes",
     "load_yaml",
     "manifest_digest",
     "manifest_digest_of_text",

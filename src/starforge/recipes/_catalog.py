@@ -16,13 +16,13 @@ from starforge.contract import Problem, is_safe_segment
 
 from ._cache import RecipeMemo, TreeCache
 from ._digests import SCHEMES
-from ._env import BUILTIN_ROOT, overlay_roots
+from ._env import BUILTIN_ROOT, INTERNAL_ROOT, overlay_roots
 from ._errors import CatalogError, ManifestProblem
 from ._order import product_key
 from ._payload import catalog_payload
 from ._recipe import Recipe
 
-__all__ = ["BUILTIN_CORE_REQUIREMENT", "Catalog", "Shadowed", "default_core", "load_catalog"]
+__all__ = ["BUILTIN_CORE_REQUIREMENT", "Catalog", "Shadowed", "default_core", "load_catalog", "load_internal_recipes"]
 
 BUILTIN_CORE_REQUIREMENT = ">=0.4,<0.5"
 # The served client version and range an external tree is published for when none is given (wire §10.2).
@@ -49,7 +49,8 @@ class Catalog:
     """Loaded recipes in product order, the digest scheme they are published under, and the core handshake values."""
 
     def __init__(self, recipes: Iterable[Recipe], *, root: Path | None, scheme: str, core_version: str,
-                 core_requirement: str, disabled: Iterable[str] = (), shadowed: Iterable[Shadowed] = ()) -> None:
+                 core_requirement: str, disabled: Iterable[str] = (), shadowed: Iterable[Shadowed] = (),
+                 internal: Iterable[Recipe] = ()) -> None:
         self.recipes: tuple[Recipe, ...] = tuple(sorted(recipes, key=lambda r: product_key(r.id)))
         self.root = root
         self.scheme = scheme
@@ -58,6 +59,9 @@ class Catalog:
         self.disabled = frozenset(disabled)
         self.shadowed = tuple(shadowed)
         self._by_id = {r.id: r for r in self.recipes}
+        # recipes the console runs itself (serving/*): found by `get`, never listed, published or admitted from a spec
+        self.internal: tuple[Recipe, ...] = tuple(internal)
+        self._internal = {r.id: r for r in self.internal}
 
     def __iter__(self) -> Iterator[Recipe]:
         return iter(self.recipes)
@@ -86,11 +90,19 @@ class Catalog:
         """Return a copy in which `ids` are disabled (absent from the payload, refused at admission)."""
         return Catalog(self.recipes, root=self.root, scheme=self.scheme, core_version=self.core_version,
                        core_requirement=self.core_requirement, disabled=self.disabled | set(ids),
-                       shadowed=self.shadowed)
+                       shadowed=self.shadowed, internal=self.internal)
+
+    def with_internal(self, recipes: Iterable[Recipe]) -> Catalog:
+        """Return a copy that also finds `recipes` with `get` (the console's own, never listed nor published)."""
+        return Catalog(self.recipes, root=self.root, scheme=self.scheme, core_version=self.core_version,
+                       core_requirement=self.core_requirement, disabled=self.disabled, shadowed=self.shadowed,
+                       internal=recipes)
 
     def get(self, recipe_id: str) -> Recipe | None:
-        """Return the recipe with this id (trimmed), or None; parses no other manifest."""
-        return self._by_id.get(recipe_id.strip())
+        """Return the recipe with this id (trimmed; a served or an internal one), or None; parses no other
+        manifest."""
+        text = recipe_id.strip()
+        return self._by_id.get(text) or self._internal.get(text)
 
     def lookup(self, name: str, field: str = "spec.recipe.name") -> tuple[Recipe | None, list[Problem]]:
         """Return the recipe named `name`, or the problem: a bare name lists the qualified ids that end in it."""
@@ -167,6 +179,13 @@ def load_catalog(
         raise CatalogError(problems)
     return Catalog(found.values(), root=tree, scheme=scheme, core_version=core_version,
                    core_requirement=core_requirement, shadowed=shadowed)
+
+
+def load_internal_recipes(memo: RecipeMemo | None = None) -> tuple[Recipe, ...]:
+    """Return the console's own recipes (`recipes/internal`: serving/*), which `Catalog.with_internal` adds."""
+    loaded = load_catalog(INTERNAL_ROOT, overlays=False, core_version=__version__,
+                          core_requirement=BUILTIN_CORE_REQUIREMENT, memo=memo)
+    return loaded.recipes
 
 
 def _check_core(version: str, requirement: str) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from starforge.home import forge_home
 
-__all__ = ["BUILTIN_ROOT", "cache_dir", "overlay_roots"]
+__all__ = ["BUILTIN_ROOT", "INTERNAL_ROOT", "cache_dir", "overlay_roots"]
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "builtin"
+INTERNAL_ROOT = Path(__file__).resolve().parent / "internal"  # the console's own recipes (serving/*), never listed
 
 
 def cache_dir() -> Path:

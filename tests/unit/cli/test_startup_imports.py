@@ -12,7 +12,7 @@ import pytest
 
 HEAVY = ("typer", "click", "httpx", "httpcore", "rich", "yaml")
 COMMAND_MODULES = ("cmd_init", "cmd_login", "cmd_logout", "cmd_whoami", "cmd_status", "cmd_job", "cmd_new",
-                   "cmd_validate", "cmd_ls", "cmd_submit")
+                   "cmd_validate", "cmd_ls", "cmd_submit", "cmd_serve")
 
 
 def imported_after(code: str) -> set[str]:

@@ -1,6 +1,7 @@
-"""The scheduler: its three phases (place, launch, watch) over one runtime, its engines and a clock, run as a cycle.
+"""The scheduler: its phases (sweep, place, launch, watch) over one runtime, its engines and a clock, run as a cycle.
 
-Each phase is a module of its own (`place`, `launch`, `watch`); this class holds what they share (the runtime, the
+Each phase is a module of its own (`place`, `launch`, `watch`; the sweep of expired services is
+`services.serving.lifecycle.stop_expired`); this class holds what they share (the runtime, the
 engines, the clock, this console's lease owner name) and runs them in order, logging each one's duration.
 """
 
@@ -14,6 +15,7 @@ from ...engines.images import Images
 from ...engines.routing import Engines
 from ...engines.runtimes import Runtimes
 from ..services.context import Runtime
+from ..services.serving.lifecycle import any_expired, stop_expired
 from .clock import Clock, SystemClock
 from .launch import Launcher
 from .place import place
@@ -41,6 +43,15 @@ class Scheduler:
         self.launcher = Launcher(rt, self.engines, self.clock, self.owner, self.runtimes, self.images)
         self.watcher = Watcher(rt, self.engines, self.clock)
 
+    def sweep(self) -> int:
+        """Stop the services whose TTL has passed (their jobs stop in the watch phase); return how many."""
+        now = self.clock.now()
+        with self.rt.db.read() as db:
+            if not any_expired(db, now):
+                return 0
+        with self.rt.db.write() as db:
+            return stop_expired(db, now)
+
     def place(self) -> int:
         """Decide every waiting job on one snapshot and commit the placements; return how many were placed."""
         return place(self.rt, self.clock)
@@ -62,8 +73,9 @@ class Scheduler:
         self.watcher.reconcile()
 
     def cycle(self, *, place: bool = True) -> None:
-        """Run the three phases once (without `place`: only launch and watch)."""
-        for phase in (self.place, self.launch, self.watch) if place else (self.launch, self.watch):
+        """Run the phases once (without `place`: only sweep, launch and watch)."""
+        phases = (self.sweep, self.place, self.launch, self.watch) if place else (self.sweep, self.launch, self.watch)
+        for phase in phases:
             start = self.clock.monotonic()
             count = phase()
             elapsed = (self.clock.monotonic() - start) * 1000

@@ -33,6 +33,8 @@ from ..services.jobs.rows import set_status
 from ..services.logs.store import log_path
 from ..services.quota import policy
 from ..services.quota.caps import get_quota
+from ..services.serving.lifecycle import ACTION as SERVE
+from ..services.serving.ttl import service_wall_seconds
 from ..store.models import Job, JobAttempt
 from .claim import ClaimedJob, Lease, claim, load
 from .clock import Clock
@@ -267,8 +269,11 @@ class Launcher:
         recipe = self.rt.catalog.get(job.spec.spec.recipe.name)
         if recipe is None:
             raise LaunchFailure(f"recipe {job.spec.spec.recipe.name} is no longer in the served catalog")
-        limits = Limits(wall_seconds=policy.wall_seconds(gpus=job.gpus, profile=job.profile, quota=quota,
-                                                         profile_max_hours=self.rt.settings.profile_max_hours))
+        wall = policy.wall_seconds(gpus=job.gpus, profile=job.profile, quota=quota,
+                                   profile_max_hours=self.rt.settings.profile_max_hours)
+        if job.action == SERVE:
+            wall = service_wall_seconds(wall, self.rt.settings.serving)
+        limits = Limits(wall_seconds=wall)
         return executor, prepare_run(self.rt, job, recipe=recipe, run_token=token, job_paths=executor.job_paths,
                                      limits=limits, runtime=runtime, attempt=attempt, image=image), resume
 

@@ -56,10 +56,11 @@ def variant_requirements(recipe: Any, version: str, settings: RuntimeSettings) -
 def catalog_requirements(catalog: Any, runtime_id: str,
                          settings: RuntimeSettings) -> tuple[list[tuple[str, ...]], list[str]]:
     """Return the distinct requirement sets of the recipe variants naming a runtime id — each exactly what a job of
-    that variant builds (`variant_requirements`) — and the frameworks using it."""
+    that variant builds (`variant_requirements`) — and the frameworks using it (the console's internal recipes, such
+    as serving/*, count too: their runtimes are built ahead the same way)."""
     sets: list[tuple[str, ...]] = []
     frameworks: list[str] = []
-    for recipe in catalog.recipes:
+    for recipe in (*catalog.recipes, *getattr(catalog, "internal", ())):
         for version, variant in recipe.runtime.versions.items():
             if variant.runtime_id == runtime_id:
                 frameworks.append(recipe.framework)

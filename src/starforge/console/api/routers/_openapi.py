@@ -33,6 +33,12 @@ __all__ = [
     "USER_CODE",
     "NEW_TOKEN",
     "NEW_USER",
+    "PLAYGROUND_EXTEND",
+    "PLAYGROUND_START",
+    "SERVICE_EXTEND",
+    "SERVICE_KEY",
+    "SERVICE_PROXY",
+    "SERVICE_START",
 ]
 
 _TEXT: dict[str, Any] = {"type": "string"}
@@ -93,3 +99,13 @@ SUBMISSION = {
             "spec": _TEXT, "exp": _TEXT, "profile": _TEXT, "bundle": {"type": "string", "format": "binary"}}}},
     }},
 }
+SERVICE_START = _json({"model": _TEXT, "gpus": {"type": "integer", "minimum": 0, "maximum": 4096},
+                       "ttl_hours": {"type": "number", "exclusiveMinimum": 0}, "profile": _TEXT, "name": _TEXT},
+                      ("model",))
+SERVICE_EXTEND = _json({"hours": {"type": "number", "exclusiveMinimum": 0}})
+SERVICE_KEY = _json({"name": _TEXT})
+SERVICE_PROXY = {"requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}},
+                                 "description": "the OpenAI API request, passed to the service as it is"}}
+PLAYGROUND_START = _json({"model": _TEXT, "gpus": {"type": "integer", "minimum": 0, "maximum": 4096},
+                          "ttl_s": {"type": "number", "exclusiveMinimum": 0}}, ("model",))
+PLAYGROUND_EXTEND = _json({"extra_s": {"type": "number", "exclusiveMinimum": 0}})

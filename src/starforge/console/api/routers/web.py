@@ -24,7 +24,7 @@ from ...services.jobs import artifact_downloads
 from ...services.jobs.queries import MAX_LIST_LIMIT
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, benchmark_pages, share_pages, sweep_pages
+from ...web import admin_pages, benchmark_pages, playground_pages, share_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -265,6 +265,32 @@ def sweep(sweep_id: str, metric: str = Query("", max_length=255), sort: str = Qu
           rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """One sweep's runs, ranked by a metric and sorted by a column (`GET /api/sweeps/{sweep_id}` as a page)."""
     return _page(sweep_pages.sweep_page(rt, caller, sweep_id=sweep_id, metric=metric, sort=sort, direction=dir))
+
+
+@router.get("/ui/playground")
+def playground(caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The playground: the caller's services to pick one from."""
+    return _page(playground_pages.playground_page(rt, caller))
+
+
+@router.get("/ui/playground/{service_id}")
+def playground_service(service_id: str, caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """One service's playground: its model, run and expiry, and a chat streamed through the proxy."""
+    return _page(playground_pages.playground_page(rt, caller, service_id=service_id))
+
+
+@router.post("/ui/playground/{service_id}/extend")
+def playground_extend(service_id: str, hours: str = Form("", max_length=40), csrf: str = Form(""),
+                      caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> Response:
+    """Extend a service from its playground (CSRF checked), then show the page again (a refusal at its field)."""
+    return _answer(playground_pages.extend_service(rt, caller, service_id=service_id, hours=hours, csrf=csrf))
+
+
+@router.post("/ui/playground/{service_id}/stop")
+def playground_stop(service_id: str, csrf: str = Form(""), caller: web.WebCaller = Caller,
+                    rt: Runtime = Depends(runtime)) -> Response:
+    """Stop a service from its playground (CSRF checked), then show the page again."""
+    return _answer(playground_pages.stop_service(rt, caller, service_id=service_id, csrf=csrf))
 
 
 @router.get("/ui/admin")

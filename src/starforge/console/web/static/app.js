@@ -1,5 +1,6 @@
-// The StarForge web console's only script: live job statuses, the live log (SSE) and refreshed metric charts.
-// Every request goes back to this console (same origin, the session cookie); the pages work without it.
+// The StarForge web console's only script: live job statuses, the live log (SSE), refreshed metric charts and the
+// playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
+// POST carries the session's CSRF token as a header); the pages work without it, except the chat.
 "use strict";
 
 const TERMINAL = new Set(["succeeded", "failed", "stopped"]);
@@ -107,7 +108,108 @@ function copyButton(button) {
   });
 }
 
+// One chat completion streamed through the console's proxy: OpenAI server-sent events, `data: {json}` until `[DONE]`.
+async function streamChat(form, body, onText) {
+  const response = await fetch(form.dataset.endpoint, {
+    method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+    headers: {"Content-Type": "application/json", Accept: "text/event-stream", "X-CSRF-Token": form.dataset.csrf},
+  });
+  if (!response.ok) throw await refusal(response);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const {done, value} = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, {stream: true}).replace(/\r\n?/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+      if (!data) continue;
+      if (data === "[DONE]") return;
+      let event;
+      try { event = JSON.parse(data); } catch (err) { continue; }
+      if (event.error) throw new Error(event.error.message || String(event.error));
+      for (const choice of event.choices || []) {
+        const text = choice.delta && choice.delta.content;
+        if (text) onText(text);
+      }
+    }
+  }
+}
+
+async function refusal(response) {
+  let detail = "HTTP " + response.status;
+  try { detail = (await response.json()).detail || detail; } catch (err) { /* not JSON: keep the status */ }
+  return new Error(detail);
+}
+
+async function servedModel(form) {
+  if (form.dataset.model) return form.dataset.model;
+  const response = await fetch(form.dataset.models, {credentials: "same-origin", headers: {Accept: "application/json"}});
+  if (!response.ok) throw await refusal(response);  // e.g. 503: the service is still starting
+  const body = await response.json();
+  const first = (body.data || []).find((m) => m && m.id);
+  form.dataset.model = first ? first.id : "";
+  return form.dataset.model;
+}
+
+function chatEntry(log, role, text) {
+  const item = document.createElement("li");
+  item.className = "chat-" + role;
+  const who = document.createElement("strong");
+  who.textContent = role === "user" ? "You" : "Model";
+  const said = document.createElement("span");
+  said.className = "said";
+  said.textContent = text;  // text, never HTML: a model's answer cannot inject markup
+  item.append(who, " ", said);
+  log.append(item);
+  return item;
+}
+
+function playground(form) {
+  const log = document.getElementById("chat-log");
+  const state = document.getElementById("chat-state");
+  const send = document.getElementById("chat-send");
+  const history = [];
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = form.elements.message;
+    const text = input.value.trim();
+    if (!text || send.disabled) return;
+    chatEntry(log, "user", text);
+    history.push({role: "user", content: text});
+    input.value = "";
+    const answer = chatEntry(log, "assistant", "");
+    const said = answer.querySelector(".said");
+    send.disabled = true;
+    state.textContent = "answering…";
+    try {
+      const maxTokens = parseInt(form.elements.max_tokens.value, 10);
+      const body = {model: await servedModel(form), messages: history, stream: true};
+      if (maxTokens > 0) body.max_tokens = maxTokens;
+      await streamChat(form, body, (piece) => { said.textContent += piece; });
+      history.push({role: "assistant", content: said.textContent});
+      answer.dataset.done = "true";
+      state.textContent = "";
+    } catch (err) {
+      history.pop();
+      answer.classList.add("chat-failed");
+      answer.dataset.done = "failed";
+      said.textContent = "not answered: " + err.message;
+      state.textContent = "";
+    } finally {
+      send.disabled = false;
+      input.focus();
+    }
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const chat = document.getElementById("chat");
+  if (chat) playground(chat);
   for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
   const table = document.querySelector("table[data-live]");
   if (table) liveJobs(table);
