@@ -85,7 +85,7 @@ def test_a_bad_pack_is_refused_at_its_field_and_nothing_is_stored(
     assert refused.returncode == 1, refused.stdout
     body = json.loads(refused.stdout) if refused.stdout.strip() else {}
     text = refused.stderr + refused.stdout
-    assert field in text and says in text, text
+    assert field in text and says in text and "The benchmark pack was refused" in text, text
     assert "Traceback" not in text and body.get("problems", [{}])[0].get("hint", "x")
     listed = json.loads(sf("plugin", "ls", "--json", home=forge_home).stdout)["plugins"]
     assert f"{user}/bad" not in [p["id"] for p in listed]
