@@ -137,22 +137,10 @@ class _Found:
     members: list[tuple[str, str]]
 
 
-def _check_task(root: Path, relative: str, data: Any, found: _Found, field: str = "") -> list[Problem]:
-    """Add what a task YAML (or a group's inline task at `field`) defines to `found`; return its problems."""
-    field = field or relative
-    if not isinstance(data, dict):
-        return [Problem(field, "invalid_request", f"{field} is not a YAML mapping",
-                        "a task YAML is a mapping with task, dataset_path, doc_to_text, …")]
+def _check_data(root: Path, data: Mapping[str, Any], field: str) -> list[Problem]:
+    """Return why a task's dataset is not the pack's own files (a hub dataset, a file outside, none named)."""
     problems: list[Problem] = []
-    base = PurePosixPath(relative).parent
-    base = PurePosixPath() if str(base) == "." else base
     include = data.get("include")
-    if include is not None:
-        if not isinstance(include, str):
-            problems.append(Problem(f"{field}.include", "invalid_request", "include must name one file",
-                                    "include another task YAML of the pack by a relative path"))
-        else:
-            problems += _inside(root, base, include, f"{field}.include")[1]
     source = data.get("dataset_path")
     if source is None and include is None and isinstance(data.get("task"), str) and "group" not in data:
         problems.append(Problem(f"{field}.dataset_path", "missing_field", "the task names no dataset", _HINT_LOCAL))
@@ -182,7 +170,29 @@ def _check_task(root: Path, relative: str, data: Any, found: _Found, field: str 
                 problems.append(Problem(f"{field}.dataset_kwargs.data_dir", "invalid_request",
                                         "data_dir is not supported", "list the files under data_files"))
                 break
-            problems += _inside(root, base, path, f"{field}.dataset_kwargs.{key}")[1]
+            # the job runs lm-eval in the pack's folder: data paths are relative to the pack's root, wherever the
+            # task YAML lies (an include is relative to the YAML's own folder, as lm-eval reads it)
+            problems += _inside(root, PurePosixPath(), path, f"{field}.dataset_kwargs.{key}")[1]
+    return problems
+
+
+def _check_task(root: Path, relative: str, data: Any, found: _Found, field: str = "") -> list[Problem]:
+    """Add what a task YAML (or a group's inline task at `field`) defines to `found`; return its problems."""
+    field = field or relative
+    if not isinstance(data, dict):
+        return [Problem(field, "invalid_request", f"{field} is not a YAML mapping",
+                        "a task YAML is a mapping with task, dataset_path, doc_to_text, …")]
+    problems: list[Problem] = []
+    base = PurePosixPath(relative).parent
+    base = PurePosixPath() if str(base) == "." else base
+    include = data.get("include")
+    if include is not None:
+        if not isinstance(include, str):
+            problems.append(Problem(f"{field}.include", "invalid_request", "include must name one file",
+                                    "include another task YAML of the pack by a relative path"))
+        else:
+            problems += _inside(root, base, include, f"{field}.include")[1]
+    problems += _check_data(root, data, field)
     task = data.get("task")
     if isinstance(task, str):
         found.tasks.add(task)
