@@ -74,6 +74,7 @@ def test_a_published_pack_offers_its_suites_until_it_is_disabled(console: Consol
     (lambda f: (f / "plugin.yaml").write_text(re.sub(r"name: \S+-pick", "name: basic-choice",
                                                      (f / "plugin.yaml").read_text())),
      "plugin.yaml.suites[1].name", "is already offered by starforge/basic"),
+    (lambda f: (f / "exact_match.py").write_text("import os\n"), "exact_match.py", "is neither task YAML nor data"),
 ])
 def test_a_bad_pack_is_refused_at_its_field_and_nothing_is_stored(
         console: ConsoleProcess, tmp_path: Path, home: tuple[Path, str], change: object, field: str,
