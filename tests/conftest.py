@@ -28,7 +28,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_bench.py": 14,
     "tests/integration/test_benchmarks.py": 15,
     "tests/e2e/test_resume.py": 90,
-    "tests/e2e/test_benchmark_job.py": 67,  # 110 when the evalkit runtime is not cached yet
+    "tests/e2e/test_benchmark_job.py": 50,  # 95 when the evalkit runtime is not cached yet
     "tests/e2e/test_slurm_nodes.py": 65,
     "tests/compat/test_official_client.py": 110,
     "tests/integration/test_executor_conformance.py": 81,

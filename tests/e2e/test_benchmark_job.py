@@ -33,7 +33,8 @@ JOB_TIMEOUT = 900
 SUITES = {"basic-arithmetic": ("basic_arithmetic", "exact_match"), "basic-choice": ("basic_choice", "acc")}
 LIMIT, SEEDS = 10, (1234, 1235)  # the template's seed, then one more for the second repetition
 
-# lm-eval called the way its documentation shows, on the pack's folder: nothing of StarForge is imported
+# lm-eval called the way its documentation shows, on the pack's folder, with the batch the job uses for the template's
+# `batch_size: auto` on a CPU: nothing of StarForge is imported
 _DIRECT = """
 import json, sys
 from lm_eval import simple_evaluate
@@ -43,7 +44,7 @@ model, tasks, limit, seeds = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3
 out = {}
 for seed in seeds:
     got = simple_evaluate(model="hf", model_args=f"pretrained={model},dtype=bfloat16", tasks=tasks, device="cpu",
-                          batch_size="auto", limit=limit, num_fewshot=0, log_samples=False,
+                          batch_size=8, limit=limit, num_fewshot=0, log_samples=False,
                           task_manager=TaskManager(include_path=".", include_defaults=False), random_seed=seed,
                           numpy_random_seed=seed, torch_random_seed=seed, fewshot_random_seed=seed)
     out[seed] = got["results"]
@@ -151,6 +152,7 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
     report = json.loads((run_dir / "out" / "eval" / "report.json").read_text(encoding="utf-8"))
     assert {(s["benchmark"], s["metric"], s["repeat"]): s["value"] for s in report["scores"]} == expected
     assert report["seeds"] == list(SEEDS) and report["limit"] == LIMIT and report["runner_version"] == "0.4.13"
+    assert (report["device"], report["batch_size"]) == ("cpu", 8)  # the template's `auto` on the CPU
     assert [s["pack"] for s in report["suites"]] == ["starforge/basic"] * 2 + [f"{me.user}/quiz"]
     artifacts = me.json("job", "artifacts", job_id)["artifacts"]
     assert [a["kind"] for a in artifacts if a["path"].endswith("eval/report.json")] == ["eval_report"]

@@ -74,6 +74,7 @@ def test_a_published_pack_offers_its_suites_until_it_is_disabled(console: Consol
     (lambda f: (f / "plugin.yaml").write_text(re.sub(r"name: \S+-pick", "name: basic-choice",
                                                      (f / "plugin.yaml").read_text())),
      "plugin.yaml.suites[1].name", "is already offered by starforge/basic"),
+    (lambda f: (f / "exact_match.py").write_text("import os\n"), "exact_match.py", "is neither task YAML nor data"),
 ])
 def test_a_bad_pack_is_refused_at_its_field_and_nothing_is_stored(
         console: ConsoleProcess, tmp_path: Path, home: tuple[Path, str], change: object, field: str,
@@ -85,7 +86,7 @@ def test_a_bad_pack_is_refused_at_its_field_and_nothing_is_stored(
     assert refused.returncode == 1, refused.stdout
     body = json.loads(refused.stdout) if refused.stdout.strip() else {}
     text = refused.stderr + refused.stdout
-    assert field in text and says in text, text
+    assert field in text and says in text and "The benchmark pack was refused" in text, text
     assert "Traceback" not in text and body.get("problems", [{}])[0].get("hint", "x")
     listed = json.loads(sf("plugin", "ls", "--json", home=forge_home).stdout)["plugins"]
     assert f"{user}/bad" not in [p["id"] for p in listed]

@@ -128,22 +128,19 @@ def _data_paths(value: Any) -> list[str] | None:
     return None
 
 
-def _check_task(root: Path, relative: str, data: Any) -> tuple[set[str], dict[str, set[str]], list[Problem]]:
-    """Return the task and group names a task YAML defines, each task's metrics, and its problems."""
-    field = relative
-    if not isinstance(data, dict):
-        return set(), {}, [Problem(field, "invalid_request", f"{relative} is not a YAML mapping",
-                                   "a task YAML is a mapping with task, dataset_path, doc_to_text, …")]
+@dataclass
+class _Found:
+    """What the task YAMLs define: task and group names, each task's metrics, the names groups list (with where)."""
+
+    tasks: set[str]
+    metrics: dict[str, set[str]]
+    members: list[tuple[str, str]]
+
+
+def _check_data(root: Path, data: Mapping[str, Any], field: str) -> list[Problem]:
+    """Return why a task's dataset is not the pack's own files (a hub dataset, a file outside, none named)."""
     problems: list[Problem] = []
-    base = PurePosixPath(relative).parent
-    base = PurePosixPath() if str(base) == "." else base
     include = data.get("include")
-    if include is not None:
-        if not isinstance(include, str):
-            problems.append(Problem(f"{field}.include", "invalid_request", "include must name one file",
-                                    "include another task YAML of the pack by a relative path"))
-        else:
-            problems += _inside(root, base, include, f"{field}.include")[1]
     source = data.get("dataset_path")
     if source is None and include is None and isinstance(data.get("task"), str) and "group" not in data:
         problems.append(Problem(f"{field}.dataset_path", "missing_field", "the task names no dataset", _HINT_LOCAL))
@@ -173,19 +170,45 @@ def _check_task(root: Path, relative: str, data: Any) -> tuple[set[str], dict[st
                 problems.append(Problem(f"{field}.dataset_kwargs.data_dir", "invalid_request",
                                         "data_dir is not supported", "list the files under data_files"))
                 break
-            problems += _inside(root, base, path, f"{field}.dataset_kwargs.{key}")[1]
-    tasks: set[str] = set()
-    metrics: dict[str, set[str]] = {}
+            # the job runs lm-eval in the pack's folder: data paths are relative to the pack's root, wherever the
+            # task YAML lies (an include is relative to the YAML's own folder, as lm-eval reads it)
+            problems += _inside(root, PurePosixPath(), path, f"{field}.dataset_kwargs.{key}")[1]
+    return problems
+
+
+def _check_task(root: Path, relative: str, data: Any, found: _Found, field: str = "") -> list[Problem]:
+    """Add what a task YAML (or a group's inline task at `field`) defines to `found`; return its problems."""
+    field = field or relative
+    if not isinstance(data, dict):
+        return [Problem(field, "invalid_request", f"{field} is not a YAML mapping",
+                        "a task YAML is a mapping with task, dataset_path, doc_to_text, …")]
+    problems: list[Problem] = []
+    base = PurePosixPath(relative).parent
+    base = PurePosixPath() if str(base) == "." else base
+    include = data.get("include")
+    if include is not None:
+        if not isinstance(include, str):
+            problems.append(Problem(f"{field}.include", "invalid_request", "include must name one file",
+                                    "include another task YAML of the pack by a relative path"))
+        else:
+            problems += _inside(root, base, include, f"{field}.include")[1]
+    problems += _check_data(root, data, field)
     task = data.get("task")
     if isinstance(task, str):
-        tasks.add(task)
+        found.tasks.add(task)
         listed = data.get("metric_list")
         if isinstance(listed, list):
-            metrics[task] = {str(m.get("metric")) for m in listed if isinstance(m, dict)}
+            found.metrics[task] = {str(m.get("metric")) for m in listed if isinstance(m, dict)}
     group = data.get("group")
-    if isinstance(group, str) and isinstance(task, list):
-        tasks.add(group)
-    return tasks, metrics, problems
+    if isinstance(task, list):
+        if isinstance(group, str):
+            found.tasks.add(group)
+        for i, member in enumerate(task):  # a group's tasks: names of the pack's tasks, or tasks written inline
+            if isinstance(member, dict):
+                problems += _check_task(root, relative, member, found, f"{field}.task[{i}]")
+            else:
+                found.members.append((str(member), f"{field}.task[{i}]"))
+    return problems
 
 
 def _text(data: Mapping[str, Any], key: str, field: str) -> tuple[str, list[Problem]]:
@@ -259,10 +282,9 @@ def read_pack(root: Path) -> Pack:
                                     "use letters, digits, '.', '_' and '-', starting with a letter or digit"))
         else:
             names[key] = value.strip()
-    suites, found = _read_suites(data)
-    problems += found
-    defined: set[str] = set()
-    metrics: dict[str, set[str]] = {}
+    suites, refused = _read_suites(data)
+    problems += refused
+    found = _Found(set(), {}, [])
     count = 0
     for relative, path in _walk(root):
         if path.is_symlink():
@@ -281,12 +303,13 @@ def read_pack(root: Path) -> Pack:
             problems.append(Problem(relative, "too_many", f"a pack holds at most {_MAX_TASK_FILES} task YAMLs",
                                     "split the pack"))
             break
-        task_data, found = _load(path, relative)
-        if not found:
-            tasks, task_metrics, found = _check_task(root, relative, task_data)
-            defined |= tasks
-            metrics.update(task_metrics)
-        problems += found
+        task_data, refused = _load(path, relative)  # a file that does not load is not checked further
+        problems += refused or _check_task(root, relative, task_data, found)
+    defined, metrics = found.tasks, found.metrics
+    for name, at in found.members:
+        if name not in defined:
+            problems.append(Problem(at, "unknown_task", f"the group lists task {name[:80]!r}, which the pack does "
+                                                        "not define", "list tasks of the pack's own task YAMLs"))
     for i, suite in suites:
         if suite.task not in defined:
             problems.append(Problem(f"{MANIFEST}.suites[{i}].task", "unknown_task",

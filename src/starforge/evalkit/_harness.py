@@ -13,7 +13,12 @@ from typing import Any
 from ._config import EvalConfig
 from ._suites import Chosen
 
-__all__ = ["Harness", "call_arguments", "device", "harness_version", "sandbox_templates"]
+__all__ = ["CPU_AUTO_BATCH", "Harness", "batch_size", "call_arguments", "device", "harness_version",
+           "sandbox_templates"]
+
+# `batch_size: auto` on the CPU: lm-eval's probe looks for the largest batch that fits a GPU's memory; on the CPU
+# nothing runs out, so it would only spend the time of a probe per pass
+CPU_AUTO_BATCH = 8
 
 
 def device() -> str:
@@ -28,6 +33,16 @@ def harness_version() -> str:
     from importlib.metadata import version
 
     return version("lm-eval")
+
+
+def batch_size(setting: str, on: str) -> int | str:
+    """Return the batch size lm-eval gets for `setting` on device `on`: a number as given, `auto` (or `auto:N`) on a
+    GPU as given, `auto` on the CPU as CPU_AUTO_BATCH."""
+    if setting.isdigit():
+        return int(setting)
+    if setting.startswith("auto") and on == "cpu":
+        return CPU_AUTO_BATCH
+    return setting
 
 
 def call_arguments(config: EvalConfig, seed: int) -> dict[str, Any]:
@@ -71,8 +86,9 @@ class Harness:
 
         sandbox_templates()
         self.config = config
-        batch: int | str = int(config.batch_size) if config.batch_size.isdigit() else config.batch_size
-        self.model = HFLM(pretrained=config.model, dtype=config.dtype, batch_size=batch, device=device())
+        self.device = device()
+        self.batch_size = batch_size(config.batch_size, self.device)
+        self.model = HFLM(pretrained=config.model, dtype=config.dtype, batch_size=self.batch_size, device=self.device)
 
     def evaluate(self, chosen: Sequence[Chosen], seed: int) -> dict[str, dict[str, Any]]:
         """Return lm-eval's `results` for the tasks of `chosen`, per pack folder (each pack in its own call: two packs

@@ -86,3 +86,30 @@ def test_a_pack_holds_no_code(tmp_path: Path) -> None:
     (root / "exact" / "exact.py").write_text("import os\n")  # what evaluate.load("exact") would run from the pack
     (root / "run.sh").write_text("#!/bin/sh\n")
     assert _refused(root) == {"exact/exact.py": "not_pack_data", "run.sh": "not_pack_data"}
+
+
+def test_a_group_lists_the_packs_own_tasks_and_its_inline_tasks_are_checked(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "group.yaml").write_text(
+        "group: basic_all\ntask:\n  - basic_choice\n  - gsm8k\n"
+        "  - {task: inline, dataset_path: openai/gsm8k, output_type: generate_until}\n")
+    assert _refused(root) == {"group.yaml.task[1]": "unknown_task", "group.yaml.task[2].dataset_path": "hub_dataset"}
+    (root / "group.yaml").write_text("group: basic_all\ntask: [basic_choice, basic_arithmetic]\n")
+    manifest = (root / "plugin.yaml").read_text() + ("  - {name: basic-all, task: basic_all, metrics: [acc], "
+                                                     "description: both}\n")
+    (root / "plugin.yaml").write_text(manifest)
+    assert [s.task for s in read_pack(root).suites] == ["basic_arithmetic", "basic_choice", "basic_all"]
+
+
+def test_data_paths_are_relative_to_the_packs_root_and_includes_to_their_yaml(tmp_path: Path) -> None:
+    """The job runs lm-eval in the pack's folder (datasets reads data_files from there); lm-eval resolves an include
+    beside the YAML that names it."""
+    root = _copy(tmp_path)
+    (root / "tasks").mkdir()
+    for name in ("basic_choice.yaml", "choice.jsonl"):
+        (root / name).rename(root / "tasks" / name)
+    assert _refused(root) == {"tasks/basic_choice.yaml.dataset_kwargs.data_files": "missing_file"}
+    task = root / "tasks" / "basic_choice.yaml"
+    task.write_text(task.read_text().replace("test: choice.jsonl", "test: tasks/choice.jsonl") + "include: base.yaml\n")
+    (root / "tasks" / "base.yaml").write_text("output_type: multiple_choice\n")
+    assert [s.task for s in read_pack(root).suites] == ["basic_arithmetic", "basic_choice"]

@@ -10,7 +10,7 @@ import pytest
 
 from starforge.benchmarks import BUILTIN_ROOT
 from starforge.evalkit._config import load_config
-from starforge.evalkit._harness import call_arguments
+from starforge.evalkit._harness import CPU_AUTO_BATCH, batch_size, call_arguments
 from starforge.evalkit._main import main
 from starforge.evalkit._scores import scores_of
 from starforge.evalkit._suites import Chosen, choose
@@ -123,3 +123,8 @@ def test_the_official_clients_hyperparameters_reach_the_job_through_our_plan(tmp
     assert problems == [] and config is not None
     assert (config.suites, config.limit, config.batch_size, config.num_fewshot, config.model) == (
         ("basic-arithmetic", "basic-choice"), 5, "4", 2, "/models/tiny")
+
+
+def test_auto_batching_probes_only_on_a_gpu() -> None:
+    assert [batch_size(s, "cpu") for s in ("auto", "auto:4", "16")] == [CPU_AUTO_BATCH, CPU_AUTO_BATCH, 16]
+    assert [batch_size(s, "cuda:0") for s in ("auto", "auto:4", "16")] == ["auto", "auto:4", 16]

@@ -163,6 +163,8 @@ def publish(db: Session, user: UserView, owner: str, data: bytes, store_root: Pa
         manifest, problems = _read_manifest(staging)
         if not problems and manifest.get("kind") == benchmark_packs.KIND:
             problems = benchmark_packs.check_publish(db, owner, staging)
+            if problems:
+                raise Rejected("The benchmark pack was refused", problems)
         if problems:
             raise Rejected("The plugin package was refused", problems)
         name, version = manifest["name"], manifest["version"]
