@@ -1,8 +1,9 @@
 """The official sf client (starforge-core 0.3.56), unchanged and run as a black box: `sf serve start`, `sf serve ls`,
 `sf serve extend` and `sf serve stop` against our console (its `/api/playground/*` shapes), and a refused start.
 
-The client asks for one GPU unless told otherwise: on this console that is the first GPU profile, h200, with no
-capacity and `admission.unplaceable: queue`, so its service waits in the queue and no model server is needed.
+The client asks for one GPU unless told otherwise; a console with no GPU capacity (this one) serves it on the CPU,
+and this console's CPU series has no free slot either (`capacity: {cpu: 0}`, `admission.unplaceable: queue`), so
+its service waits in the queue and no model server is needed.
 Assertions read the client's exit code, the values our console sent as they appear in its output (the service id,
 the model, our refusal's text) and our console's state through `/api/services`; never the client's own wording.
 """
@@ -28,7 +29,7 @@ MODEL = "hf-internal-testing/tiny-random-gpt2"
 def serving_console(tmp_path_factory: pytest.TempPathFactory, official_sf: Path,
                     official_tree: Path) -> Iterator[ConsoleProcess]:
     proc = make_console(tmp_path_factory, "sqlite", config=console_config(
-        official_tree, admission={"unplaceable": "queue"}, serving={"max_ttl_hours": 24}))
+        official_tree, admission={"unplaceable": "queue"}, serving={"max_ttl_hours": 24}, capacity={"cpu": 0}))
     proc.start()
     yield proc
     proc.stop()
@@ -59,7 +60,7 @@ def test_start_ls_extend_and_stop(person: OfficialUser) -> None:
     sid = ids.pop()
     assert MODEL in output(started)
     service = _services(person)[sid]
-    assert (service["model"], service["status"], service["gpus"], service["profile"]) == (MODEL, "queued", 1, "h200")
+    assert (service["model"], service["status"], service["gpus"], service["profile"]) == (MODEL, "queued", 0, "cpu")
     assert service["expires_at"] - service["created_at"] == pytest.approx(2 * 3600, abs=1)
 
     listed = person.sf("serve", "ls")

@@ -122,7 +122,8 @@ def test_the_openai_example_of_the_serving_page_runs_as_pasted_with_a_key(world:
     env = {**world.me.env, "SERVICE_URL": world.console.url + world.service["url"], "SERVICE_KEY": key.stdout.strip()}
     ran = subprocess.run([sys.executable, "-c", blocks[0]], env=env, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-4000:]
-    assert len(ran.stdout.splitlines()) == 2 and ran.stdout.strip(), ran.stdout  # the answer, then the streamed one
+    # the answer, then the streamed one, each ended by a newline (random weights may write newlines of their own)
+    assert ran.stdout.count("\n") >= 2 and ran.stdout.strip(), ran.stdout
 
 
 def test_the_playground_streams_an_answer_then_extends_and_stops(browsers: Browsers, world: World,
