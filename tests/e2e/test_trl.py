@@ -17,7 +17,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,26 +175,17 @@ def test_the_trained_sft_run_is_served_and_answers_a_streamed_chat_through_the_c
 
     if not world.sft_run:
         pytest.skip("the SFT test did not train a run")
-    with world.console.client(world.me.token) as api:
-        started = api.post("/api/services", json={"model": f"run:{world.sft_run}"})
-        assert started.status_code == 202, started.text
-        service = started.json()
-        assert service["run_id"] == world.sft_run and f"/{world.sft_run}/out/" in service["model_path"]
-        deadline = time.monotonic() + JOB_TIMEOUT
-        while time.monotonic() < deadline:
-            api.get(f"{service['url']}/models")  # an ask keeps an idle service alive while it starts
-            view = api.get(f"/api/services/{service['id']}").json()
-            if view["status"] in ("ready", "failed", "stopped"):
-                break
-            time.sleep(0.5)
-        assert view["status"] == "ready", view
-        client = OpenAI(base_url=world.console.url + service["url"], api_key=world.me.token, max_retries=0)
-        model = client.models.list().data[0].id
-        chunks = list(client.chat.completions.create(model=model, stream=True, max_tokens=8,
-                                                     messages=[{"role": "user", "content": "What is two plus two?"}]))
-        assert chunks and chunks[-1].choices[0].finish_reason in ("stop", "length")
-        stopped = api.post(f"/api/services/{service['id']}/stop")
-        assert stopped.status_code == 200 and stopped.json()["status"] == "stopped"
+    me = world.me
+    service = me.json("serve", "start", f"run:{world.sft_run}", "--wait")  # the real `sf`, until the server answers
+    assert service["status"] == "ready" and service["run_id"] == world.sft_run, service
+    assert f"/{world.sft_run}/out/" in service["model_path"]
+    client = OpenAI(base_url=world.console.url + service["url"], api_key=me.token, max_retries=0)
+    model = client.models.list().data[0].id
+    chunks = list(client.chat.completions.create(model=model, stream=True, max_tokens=8,
+                                                 messages=[{"role": "user", "content": "What is two plus two?"}]))
+    assert chunks and chunks[-1].choices[0].finish_reason in ("stop", "length")
+    assert me.json("serve", "stop", service["id"])["status"] == "stopped"
+    with world.console.client(me.token) as api:
         # its job ends too (a service never ends by itself, and a job outlives its console by design)
         assert wait_for_status(api, service["id"], {"stopped", "failed", "succeeded"}, timeout=120)["status"] == "stopped"
 
