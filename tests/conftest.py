@@ -24,11 +24,10 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 UNIT_SECONDS: dict[str, float] = {
     "tests/e2e/test_trl.py": 175,
     "tests/integration/test_serving.py": 55,
-    "tests/e2e/test_bench_e2e.py": 71,  # with the evalkit runtime built (the benchmark job's tests build it)
     "tests/compat/test_official_bench.py": 14,
     "tests/integration/test_benchmarks.py": 15,
     "tests/e2e/test_resume.py": 90,
-    "tests/e2e/test_benchmark_job.py": 50,  # 95 when the evalkit runtime is not cached yet
+    "tests/e2e/test_benchmark_job.py": 75,  # 120 when the evalkit runtime is not cached yet
     "tests/e2e/test_slurm_nodes.py": 65,
     "tests/compat/test_official_client.py": 110,
     "tests/integration/test_executor_conformance.py": 81,

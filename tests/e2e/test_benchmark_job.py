@@ -2,7 +2,9 @@
 builtin pack's suites and on a suite of a pack the researcher published (mounted into the job read-only), twice
 (`--repeat 2`, two seeds); the scores the console stored (in `sf job status --json`) and those of the job's
 eval/report.json equal what lm-eval's own `simple_evaluate` gives, run here directly in the same runtime on the same
-model, tasks, limit and seeds.
+model, tasks, limit and seeds. Then `sf bench run --wait` alone, as a researcher types it: its scores are in `sf job
+status`, and `sf bench compare` of two runs of the same evaluation calls every difference `same` (their repeats
+measured the evaluation's variance).
 
 The runtime (`sf console runtime build evalkit-1.0.0`) is cached outside the clone like the TRL one; the tiny
 Llama-style model is built with that runtime's interpreter (`sf console runtime run … -m
@@ -60,6 +62,7 @@ class World:
     python: Path
     model: Path
     me: Researcher
+    runs: list[str]  # the benchmark jobs run so far, in order
 
 
 def _console_config(tmp: Path, models: Path) -> dict[str, Any]:
@@ -88,7 +91,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         me = make_researcher(console, tmp / "researcher", "bench")
         assert me.sf("new", "bench", "--method", "evalkit/benchmark").returncode == 0
         me.commit("bench")
-        yield World(console, python, models / "tiny-llama", me)
+        yield World(console, python, models / "tiny-llama", me, [])
     finally:
         console.stop()
         shutil.rmtree(console.state_dir / "runs", ignore_errors=True)
@@ -128,6 +131,7 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
                       "--limit", str(LIMIT), "--repeat", str(len(SEEDS)), "--profile", "cpu:1", "--json")
     assert submitted.returncode == 0, submitted.stderr
     job_id = json.loads(submitted.stdout)["job_id"]
+    world.runs.append(job_id)
     followed = me.sf("job", "logs", job_id, timeout=JOB_TIMEOUT)
     status = me.json("job", "status", job_id)
     assert status["status"] == "succeeded", (status, followed.stdout[-6000:], followed.stderr[-2000:])
@@ -156,6 +160,37 @@ def test_a_benchmark_job_reports_the_scores_lm_eval_gives_itself(
     assert [s["pack"] for s in report["suites"]] == ["starforge/basic"] * 2 + [f"{me.user}/quiz"]
     artifacts = me.json("job", "artifacts", job_id)["artifacts"]
     assert [a["kind"] for a in artifacts if a["path"].endswith("eval/report.json")] == ["eval_report"]
+
+
+def _bench_run(world: World) -> str:
+    """Run `sf bench run --wait` on the builtin suites; return the job id it printed."""
+    done = world.me.sf("bench", "run", "bench", "--model", str(world.model), "--suites", ",".join(SUITES), "--limit",
+                       str(LIMIT), "--repeat", str(len(SEEDS)), "--profile", "cpu:1", "--wait", timeout=JOB_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "succeeded" in done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_bench_run_reports_scores_shown_by_status_and_compared(trainer_slot: None, world: World) -> None:
+    first = world.runs[0] if world.runs else _bench_run(world)  # the same evaluation as the test above, when it ran
+    second = _bench_run(world)
+    status = world.me.json("job", "status", second)
+    assert status["status"] == "succeeded" and status["recipe"] == "evalkit/benchmark"
+    scores = status["benchmarks"]
+    assert {(s["benchmark"], s["repeat"]) for s in scores} == {(b, r) for b in SUITES for r in range(len(SEEDS))}
+    assert all(s["runner"] == "lm-eval" and 0.0 <= s["value"] <= 1.0 for s in scores)
+    shown = world.me.sf("job", "status", second)
+    assert shown.returncode == 0 and "basic-choice" in shown.stdout and "benchmarks" in shown.stdout
+
+    compared = world.me.json("bench", "compare", first, second)
+    assert compared["baseline"] == first
+    rows = {(r["benchmark"], r["metric"]): r for r in compared["rows"]}
+    assert set(rows) >= {("basic-arithmetic", "exact_match"), ("basic-choice", "acc")}
+    for suite, (_task, metric) in SUITES.items():  # the same evaluation of the same model: no difference to call
+        base, other = rows[(suite, metric)]["runs"]
+        assert base["n"] == other["n"] == len(SEEDS) and other["verdict"] == "same", rows[(suite, metric)]
+    text = world.me.sf("bench", "compare", first, second)
+    assert text.returncode == 0 and "same" in text.stdout
 
 
 _TEMPLATES = """

@@ -6,4 +6,8 @@ own loopback, bridge it to the Unix socket `<out>/.service/openai.sock`, and say
 
 from .plan import ServerPlan, plan_from_env, render_plan
 
-__all__ = ["ServerPlan", "plan_from_env", "render_plan"]
+__all__ = ["READY_FILE", "SERVICE_DIR", "SOCKET_FILE", "ServerPlan", "plan_from_env", "render_plan"]
+
+SERVICE_DIR = ".service"  # in the job's output folder; the console's proxy reaches the service only here
+SOCKET_FILE = "openai.sock"
+READY_FILE = "ready.json"

@@ -19,12 +19,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from . import READY_FILE, SERVICE_DIR, SOCKET_FILE
 from .bridge import bind_unix, serve_bridge
 from .plan import ServerPlan, plan_from_env
 
-SERVICE_DIR = ".service"
-SOCKET_FILE = "openai.sock"
-READY_FILE = "ready.json"
 _GRACE = 10.0
 
 

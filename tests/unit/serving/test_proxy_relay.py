@@ -5,6 +5,7 @@ CSRF header never reach the service."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from starlette.requests import Request
@@ -40,7 +41,8 @@ async def _scenario(sock: Path) -> tuple[list[bytes], bytes, int]:
                        "query_string": b"a=1", "headers": [(b"authorization", b"Bearer sfp_secret"),
                                                           (b"cookie", b"sf_session=s"), (b"x-csrf-token", b"t"),
                                                           (b"content-type", b"application/json")]}, receive)
-    response = await asyncio.wait_for(forward(request, sock, "chat/completions"), 10)  # a buffering relay waits
+    fd = os.open(sock, os.O_PATH | os.O_CLOEXEC)
+    response = await asyncio.wait_for(forward(request, fd, "chat/completions"), 10)  # a buffering relay waits
     chunks = response.body_iterator.__aiter__()
     first = await asyncio.wait_for(chunks.__anext__(), 10)  # the server has not sent the rest yet
     release.set()

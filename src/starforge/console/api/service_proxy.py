@@ -2,16 +2,14 @@
 
 The decisions (who may reach which service, its status, its TTL) are `services.serving`'s; this module only reads
 the credential from the request and moves bytes. A response streams through as the server writes it (SSE included),
-never buffered; no request reaches a service by TCP.
+never buffered; no request reaches a service by TCP, and the socket is opened without following a link
+(`socket_door`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 from fastapi import Request
@@ -21,7 +19,7 @@ from starlette.responses import StreamingResponse
 
 from ..services.context import Runtime
 from ..services.errors import AuthRequired, Conflict, Forbidden, NotFound, Unavailable
-from ..services.serving import keys, lifecycle
+from ..services.serving import keys, lifecycle, socket_door
 from ..services.serving.access import CSRF_HEADER, KEY_PREFIX, Credential, decide
 from ..web.sessions import WebCaller, check_csrf, cookie_name
 from .body import read_body
@@ -32,7 +30,6 @@ __all__ = ["MAX_REQUEST_BYTES", "caller", "forward", "proxy"]
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                   "transfer-encoding", "upgrade", "host", "content-length", "authorization", "cookie", CSRF_HEADER})
-_UDS_MAX = 100  # sun_path holds 108 bytes; a longer socket path is reached through a short link
 
 
 async def caller(request: Request) -> Credential:
@@ -64,35 +61,23 @@ async def caller(request: Request) -> Credential:
     return Credential()
 
 
-def _reachable(socket: Path) -> str:
-    """Return a path of at most `_UDS_MAX` bytes that reaches `socket` (a link in a private folder when needed)."""
-    text = str(socket)
-    if len(text.encode()) <= _UDS_MAX:
-        return text
-    folder = Path(tempfile.gettempdir()) / f"sf-services-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    link = folder / (hashlib.sha256(text.encode()).hexdigest()[:24] + ".sock")
-    if not link.is_symlink() or os.readlink(link) != text:
-        tmp = link.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        tmp.symlink_to(text)
-        tmp.replace(link)
-    return str(link)
-
-
-async def forward(request: Request, socket: Path, path: str) -> StreamingResponse:
-    """Send the request to `/v1/<path>` of the server behind `socket` and stream its answer back."""
-    body = await read_body(request, MAX_REQUEST_BYTES)
-    headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
-    client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=_reachable(socket)),
-                               timeout=httpx.Timeout(30.0, read=None))
-    target = httpx.URL("http://service/v1/" + path, query=request.url.query.encode())
+async def forward(request: Request, socket_fd: int, path: str) -> StreamingResponse:
+    """Send the request to `/v1/<path>` of the server behind the socket open at `socket_fd` (an `O_PATH`
+    descriptor, closed here once connected) and stream its answer back."""
     try:
-        upstream = await client.send(client.build_request(request.method, target, headers=headers, content=body),
-                                     stream=True)
-    except BaseException:
-        await client.aclose()
-        raise
+        body = await read_body(request, MAX_REQUEST_BYTES)
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
+        client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=socket_door.connect_path(socket_fd)),
+                                   timeout=httpx.Timeout(30.0, read=None))
+        target = httpx.URL("http://service/v1/" + path, query=request.url.query.encode())
+        try:
+            upstream = await client.send(client.build_request(request.method, target, headers=headers,
+                                                              content=body), stream=True)
+        except BaseException:
+            await client.aclose()
+            raise
+    finally:
+        os.close(socket_fd)  # connected (or failed): the checked inode is no longer needed
 
     async def relay() -> AsyncIterator[bytes]:
         async for chunk in upstream.aiter_raw():
@@ -129,7 +114,8 @@ async def proxy(request: Request, rt: Runtime, service_id: str, path: str) -> St
     await run_in_threadpool(lifecycle.touch, rt, service_id=service_id)  # asking counts as use, ready or not yet
     if target.status != "ready":
         raise Unavailable(f"service {service_id} is {target.status}: ask again once `sf serve ls` shows it ready")
+    socket_fd = await run_in_threadpool(socket_door.open_socket, target.run_dir)  # never through a link
     try:
-        return await forward(request, target.socket, path)
+        return await forward(request, socket_fd, path)
     except httpx.TransportError as exc:
         raise Unavailable(f"service {service_id} does not answer ({type(exc).__name__}); it may be stopping") from exc

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from .... import __version__
 from ....contract import JobSpec, JobSpecError, Problem, parse_or_raise, profile_name
+from ....serving import READY_FILE, SERVICE_DIR
 from ...settings import Settings
 from ...store.models import Job, Service
 from ..accounts.credentials import UserView
@@ -36,13 +37,10 @@ from ..outcome import Outcome
 from . import ttl
 from .references import TITLE, ModelChoice, resolve_model
 
-__all__ = ["ACTION", "any_expired", "READY_FILE", "SOCKET_FILE", "extend", "get", "list_services", "own_service", "proxy_target",
+__all__ = ["ACTION", "any_expired", "extend", "get", "list_services", "own_service", "proxy_target",
            "server_for", "service_dir", "start", "status_of", "stop", "stop_expired", "touch", "view", "Target"]
 
 ACTION = "serve"
-SERVICE_DIR = ".service"
-SOCKET_FILE = "openai.sock"
-READY_FILE = "ready.json"
 EXP = "services"
 _MAX_GPUS = 4096
 _HINTS = {"name": "a short name of letters, digits, '.', '_' or '-', e.g. my-chat",
@@ -304,7 +302,7 @@ class Target:
     """Where the proxy reaches a service: its owner (for the access rule), its socket and its status."""
 
     owner_id: int
-    socket: Path
+    run_dir: str  # where `socket_door.open_socket` finds the socket ("" before the job has a run folder)
     status: str
 
 
@@ -315,8 +313,7 @@ def proxy_target(rt: Runtime, *, service_id: str) -> Target | None:
         job = db.get(Job, service.job_id) if service is not None else None
         if service is None or job is None:
             return None
-        socket = service_dir(job.run_dir) / SOCKET_FILE if job.run_dir else Path()
-        return Target(service.user_id, socket, status_of(job, service))
+        return Target(service.user_id, job.run_dir or "", status_of(job, service))
 
 
 def touch(rt: Runtime, *, service_id: str) -> None:
