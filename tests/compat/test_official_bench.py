@@ -2,19 +2,38 @@
 repeat) that our admission checks with the suites we offer — an offered suite is admitted, an unknown one refused
 at its field (the client shows the detail's field and message), and nothing is created; and its `sf bench external
 create|submit` opens an external evaluation and reports a score file we store (`POST /api/benchmarks/external`,
-`…/external/scores`)."""
+`…/external/scores`).
+
+The jobs are only admitted: this console's CPU series has no free slot (`capacity: {cpu: 0}`, `admission.unplaceable:
+queue`), so they wait in the queue instead of building the official recipe's runtime for a hub model the job could
+not download here anyway."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.compat.conftest import OfficialUser, flat, make_user, output
-from tests.integration.conftest import ConsoleProcess
+import pytest
+
+from tests.compat.conftest import OfficialUser, console_config, flat, make_user, output
+from tests.integration.conftest import ConsoleProcess, make_console
 
 
-def test_the_official_bench_run_submits_jobs_our_admission_checks(official_console: ConsoleProcess,
+@pytest.fixture(scope="module")
+def queueing_console(tmp_path_factory: pytest.TempPathFactory, official_sf: Path,
+                     official_tree: Path) -> Iterator[ConsoleProcess]:
+    proc = make_console(tmp_path_factory, "sqlite", config=console_config(
+        official_tree, admission={"unplaceable": "queue"}, capacity={"cpu": 0}))
+    proc.start()
+    yield proc
+    proc.stop()
+    shutil.rmtree(proc.state_dir / "runs", ignore_errors=True)
+
+
+def test_the_official_bench_run_submits_jobs_our_admission_checks(queueing_console: ConsoleProcess,
                                                                    official_sf: Path, tmp_path: Path) -> None:
-    user: OfficialUser = make_user(official_console, official_sf, tmp_path / "client", prefix="bench")
+    user: OfficialUser = make_user(queueing_console, official_sf, tmp_path / "client", prefix="bench")
     user.login()
     assert user.sf("init", "lab", "--yes", "--name", "compat").returncode == 0
     lab = tmp_path / "client" / "lab"
@@ -34,6 +53,7 @@ def test_the_official_bench_run_submits_jobs_our_admission_checks(official_conso
     with user.api() as api:
         jobs = api.get("/api/jobs/mine").json()["jobs"]
         assert len(jobs) == 2 and {j["recipe"] for j in jobs} == {"evalkit/benchmark"}
+        assert {j["status"] for j in jobs} <= {"queued", "pending"}, jobs  # waiting, never launched
         specs = [api.get(f"/api/jobs/{j['job_ref']}/jobspec").json()["spec"] for j in jobs]
         api.post("/api/jobs/cancel-all")
     assert all(s["hyperparams"]["suites"] == "basic-arithmetic" and s["model"]["base"] == "sshleifer/tiny-gpt2"
