@@ -77,6 +77,24 @@ def remote_host() -> Iterator[RemoteHost | None]:
     if os.getuid() != 0 or shutil.which("ip") is None:
         yield None
         return
+    failures: list[str] = []
+    for _attempt in range(3):  # making a host is the test's own scaffolding: a failed attempt is retried afresh
+        made = _make_remote_host()
+        if isinstance(made, str):
+            failures.append(made)
+            continue
+        name, host_end, server, remote = made
+        try:
+            yield remote
+        finally:
+            _remove_remote_host(name, host_end, server)
+        return
+    raise AssertionError("could not make a remote host: " + " | ".join(failures))
+
+
+def _make_remote_host() -> tuple[str, str, subprocess.Popen[bytes], RemoteHost] | str:
+    """Make a network namespace joined to the machine by a veth pair, with an HTTP server in it answering from the
+    machine; return it, or why it failed (everything made so far removed)."""
     name = f"sf-remote-{uuid.uuid4().hex[:6]}"
     host_end, remote_end = f"sfh{name[-6:]}", f"sfr{name[-6:]}"
     subnet = 10 + int(name[-2:], 16) % 200
@@ -88,27 +106,38 @@ def remote_host() -> Iterator[RemoteHost | None]:
              ["ip", "-n", name, "addr", "add", f"{theirs}/30", "dev", remote_end],
              ["ip", "-n", name, "link", "set", remote_end, "up"], ["ip", "-n", name, "link", "set", "lo", "up"]]
     server = None
-    try:
-        for step in steps:
-            subprocess.run(step, check=True, capture_output=True)
-        code = f"import http.server as h; h.HTTPServer(({theirs!r}, 8080), h.SimpleHTTPRequestHandler).serve_forever()"
-        server = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-c", code],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
-        deadline = time.monotonic() + 30
-        while True:  # until it answers (from the machine, which routes to it through the veth pair)
-            with socket.socket() as ready, contextlib.suppress(OSError):
-                ready.settimeout(1)
-                ready.connect((theirs, 8080))
-                break
-            assert time.monotonic() < deadline and server.poll() is None, "the remote host did not start"
-            time.sleep(0.05)
-        yield RemoteHost(theirs, 8080)
-    finally:
-        if server is not None:
-            server.kill()
-            server.wait()
-        subprocess.run(["ip", "link", "del", host_end], capture_output=True)
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode != 0:
+            _remove_remote_host(name, host_end, server)
+            return f"{shlex.join(step)}: {done.stderr.strip()}"
+    code = f"import http.server as h; h.HTTPServer(({theirs!r}, 8080), h.SimpleHTTPRequestHandler).serve_forever()"
+    server = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-c", code],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and server.poll() is None:  # until it answers, through the veth pair
+        with socket.socket() as ready, contextlib.suppress(OSError):
+            ready.settimeout(1)
+            ready.connect((theirs, 8080))
+            return name, host_end, server, RemoteHost(theirs, 8080)
+        time.sleep(0.05)
+    if server.poll() is not None and server.stderr is not None:
+        why = "exited: " + server.stderr.read().decode(errors="replace")[-500:]
+    else:
+        why = "did not answer within 60 s"
+    _remove_remote_host(name, host_end, server)
+    return f"the remote host's server {why}"
+
+
+def _remove_remote_host(name: str, host_end: str, server: subprocess.Popen[bytes] | None) -> None:
+    """Stop the host's server and remove its veth pair and namespace (whatever of them exists)."""
+    if server is not None:
+        server.kill()
+        server.wait()
+        if server.stderr:
+            server.stderr.close()
+    subprocess.run(["ip", "link", "del", host_end], capture_output=True)
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
 def targets(console_port: int, listen_port: int, remote: RemoteHost | None) -> dict[str, object]:
