@@ -7,7 +7,6 @@ Pure text from the shapes the console serves (`GET /api/benchmarks`, a job's `be
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,18 +33,14 @@ def suite_rows(suites: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def score_rows(scores: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    """Return one row per (suite, metric) of a run's scores: the mean over its repeats, their spread and count."""
-    grouped: dict[tuple[str, str], list[float]] = {}
-    for s in scores:
-        value = s.get("value")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            grouped.setdefault((str(s.get("benchmark", "")), str(s.get("metric", ""))), []).append(float(value))
+def score_rows(summary: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Return one row per (suite, metric) of a run's `benchmark_summary` (the console's rule): the mean over its
+    repeats, their spread and count."""
     rows = []
-    for (bench, metric), values in sorted(grouped.items()):
-        mean = sum(values) / len(values)
-        spread = (math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None)
-        rows.append([bench, metric, _num(mean), _num(spread), str(len(values))])
+    for row in summary:
+        cell = (row.get("runs") or [{}])[0]
+        rows.append([str(row.get("benchmark", "")), str(row.get("metric", "")), _num(cell.get("mean")),
+                     _num(cell.get("spread")), str(cell.get("n", 0))])
     return rows
 
 

@@ -35,7 +35,8 @@ def _training_run(out: Output, console: Console, handle: str) -> Job:
     return newest
 
 
-def _wait(out: Output, console: Console, ref: str) -> str:
+def wait_for_end(console: Console, ref: str) -> str:
+    """Poll the job until it reaches a final status and return that status."""
     from starforge.client import TERMINAL
 
     while True:
@@ -59,7 +60,7 @@ def request_followup(handle: str, action: str, *, as_json: bool, benchmarks: Seq
         except Rejected as exc:
             out.fail(exc, title=f"The {action} was refused")
         body: dict[str, Any] = dict(made.raw)
-        final = _wait(out, console, made.job_id) if wait else ""
+        final = wait_for_end(console, made.job_id) if wait else ""
     if final:
         body["final_status"] = final
     out.emit(body, lambda _: f"{action} job {made.job_id} (follows {parent.ref})" + (f": {final}" if final else ""))

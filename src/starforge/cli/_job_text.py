@@ -137,7 +137,7 @@ def status_text(job: Job, table: Table, now: float | None = None) -> str:
     text = "\n".join(f"{key:<10} {value}" for key, value in lines)
     history = attempt_rows(row, now)
     text += "\n\n" + table(ATTEMPT_HEADERS, history) if history else ""
-    scores = row.get("benchmarks")
+    scores = row.get("benchmark_summary")
     if isinstance(scores, list) and scores:
         from starforge.cli._bench_text import SCORE_HEADERS, score_rows
 

@@ -9,7 +9,6 @@ prints the console's comparison (`GET /api/benchmarks/compare`): the verdicts ar
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,8 +22,6 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions
                   help="Run benchmark suites on a model (lm-eval), list the suites offered, compare runs' scores.")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-_POLL_SECONDS = 1.0
-_MODEL_KINDS = ("hf_export", "checkpoint")  # what `run:<id>` takes, in this order
 
 
 @app.command("ls")
@@ -67,6 +64,7 @@ def _model_options(out: Output, console: Console, model: str) -> tuple[str, str]
     """Return `(base model, init_from)` for a `--model` reference; `run:<id>` takes that run's exported model, else
     its latest checkpoint (exit 1 when the run is not yours or has neither)."""
     from starforge.client import NotFound
+    from starforge.wire import RUN_MODEL_KINDS
 
     if not model.startswith("run:"):
         return model, ""
@@ -75,7 +73,7 @@ def _model_options(out: Output, console: Console, model: str) -> tuple[str, str]
         kinds = {a.get("kind") for a in console.artifacts(run_id)}
     except NotFound:
         out.abort(f"model: no run {run_id!r} of yours", hint="`sf job ls` lists your runs; use run:<run_id>")
-    for kind in _MODEL_KINDS:
+    for kind in RUN_MODEL_KINDS:  # what `run:<id>` names, as a service takes it
         if kind in kinds:
             return "", f"run/{run_id}/{kind}"
     out.abort(f"model: run {run_id} registered no exported model or checkpoint to evaluate",
@@ -103,6 +101,7 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Submit a benchmark job of EXP on a model; exit 0 submitted (with --wait: succeeded), 1 refused or failed."""
+    from starforge.cli._followup import wait_for_end
     from starforge.cli._lab import lab_root, load_catalog_or_abort
     from starforge.cli._submitting import registry_of, session
     from starforge.cli.cmd_submit import _submit
@@ -126,7 +125,7 @@ def run(
         options = SubmitOptions(profiles=(chosen,), sets=tuple(sets), model=base, init_from=init_from,
                                 allow_dirty=allow_dirty)
         job_id = _submit(out, console, lab, exp, exp_dir, options, cat)
-        final = _wait(console, job_id) if wait else ""
+        final = wait_for_end(console, job_id) if wait else ""
     if final:
         out.info(f"job {job_id} {final}")
         if final == "succeeded":
@@ -134,13 +133,3 @@ def run(
         else:
             raise typer.Exit(EXIT_REFUSED)
     raise typer.Exit(EXIT_OK)
-
-
-def _wait(console: Console, ref: str) -> str:
-    from starforge.client import TERMINAL
-
-    while True:
-        status = console.job_detail(ref).status
-        if status in TERMINAL:
-            return status
-        time.sleep(_POLL_SECONDS)

@@ -33,6 +33,7 @@ from ._artifact_kinds import (
     KIND_LOG,
     KIND_MERGED_MODEL,
     KIND_MODEL,
+    RUN_MODEL_KINDS,
 )
 from ._channel import CHANNEL_DIR, CHANNEL_SCHEME, CHANNEL_SOCKET, channel_endpoint, unix_endpoint
 from ._config_modes import (
@@ -157,6 +158,7 @@ __all__ = [
     "KIND_LOG",
     "KIND_MERGED_MODEL",
     "KIND_MODEL",
+    "RUN_MODEL_KINDS",
     "LIFECYCLE_EVENTS",
     "LaunchPlan",
     "MERGE",

@@ -15,6 +15,7 @@ __all__ = [
     "KIND_LOG",
     "KIND_MERGED_MODEL",
     "KIND_MODEL",
+    "RUN_MODEL_KINDS",
 ]
 
 KIND_CHECKPOINT: Final = "checkpoint"
@@ -23,6 +24,8 @@ KIND_HF_EXPORT: Final = "hf_export"
 KIND_EVAL_REPORT: Final = "eval_report"
 KIND_MERGED_MODEL: Final = "merged_model"
 KIND_MODEL: Final = "model"  # the final trained model a trainer saved (a Hugging Face folder for the trl recipes)
+# what `run:<run_id>` names as a model (a service, a benchmark job): the first of these kinds the run registered
+RUN_MODEL_KINDS: Final = (KIND_HF_EXPORT, KIND_MERGED_MODEL, KIND_MODEL, KIND_CHECKPOINT)
 ARTIFACT_KINDS: Final = (KIND_CHECKPOINT, KIND_LOG, KIND_HF_EXPORT, KIND_EVAL_REPORT, KIND_MERGED_MODEL, KIND_MODEL)
 
 # launch plan `artifacts.<group>` -> the kind its matches are registered as, in the plan's key order

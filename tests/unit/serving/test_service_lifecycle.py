@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from starforge.console.app import build_console
 from starforge.console.operator import register_data
 from starforge.console.services.accounts import credentials as accounts
-from starforge.console.services.accounts.credentials import UserView
+from starforge.console.services.accounts.credentials import UserView, hash_token
 from starforge.console.services.context import Runtime
 from starforge.console.services.errors import Conflict, NotFound, Rejected
 from starforge.console.services.jobs.rows import build_job, create_job, set_status
@@ -62,6 +62,7 @@ def _run(rt: Runtime, user: UserView, *, checkpoint: Path | None) -> str:
             set_status(db, job, status)
         db.flush()
         if checkpoint is not None:
+            job.run_dir = str(checkpoint.parent.parent)  # the run folder its output folder `out` is in
             checkpoint.mkdir(parents=True)
             db.add(Artifact(run_id=job.id, kind="checkpoint", path=str(checkpoint), step=4, created_at=time.time()))
         return job.id
@@ -109,6 +110,21 @@ def test_an_export_is_served_before_the_latest_checkpoint(rt: Runtime) -> None:
     with rt.db.write() as db:
         db.add(Artifact(run_id=run, kind="hf_export", path=str(out / "hf_export"), created_at=time.time()))
     assert lifecycle.start(rt, user=alice, body={"model": f"run:{run}"}).body["model_path"] == str(out / "hf_export")
+
+
+def test_an_export_swapped_for_a_link_out_of_its_run_is_not_served(rt: Runtime, tmp_path: Path) -> None:
+    """A job owns its output folder: a registered export it later replaced with a link to a folder outside (another
+    account's run, the console's state) is resolved as `init_from` is, so the service takes the checkpoint."""
+    alice = _user(rt, "alice")
+    out = rt.settings.state_dir / "runs" / "alice" / "toy" / "r-y" / "out"
+    run = _run(rt, alice, checkpoint=out / "checkpoint-4")
+    elsewhere = tmp_path / "someone-elses-model"
+    elsewhere.mkdir()
+    (out / "hf_export").symlink_to(elsewhere)
+    with rt.db.write() as db:
+        db.add(Artifact(run_id=run, kind="hf_export", path=str(out / "hf_export"), created_at=time.time()))
+    assert lifecycle.start(rt, user=alice, body={"model": f"run:{run}"}).body["model_path"] == str(
+        out / "checkpoint-4")
 
 
 def test_a_folder_under_model_roots_and_a_registered_model_become_the_base(rt: Runtime, tmp_path: Path) -> None:
@@ -184,7 +200,7 @@ def test_keys_are_shown_once_stored_hashed_and_revocable(rt: Runtime) -> None:
     with rt.db.read() as db:
         row = db.scalar(select(ServiceKey))
         assert row is not None and made["key"] not in (row.token_hash, row.prefix + "x")
-        assert row.token_hash == keys.key_hash(made["key"])
+        assert row.token_hash == hash_token(made["key"])
         assert keys.key_owner(db, made["key"]) == (alice.id, sid)
     listed = keys.list_keys(rt, user=alice, service_id=sid)["keys"]
     assert listed == [{"id": made["id"], "name": "nb", "prefix": made["prefix"], "created_at": made["created_at"],

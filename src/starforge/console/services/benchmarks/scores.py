@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from ....contract import Problem
 from ...store.models import BenchmarkScore, Job
 from ..errors import Rejected
-from .compare import Point
+from .compare import Point, summarise
 
 __all__ = ["BENCH_PREFIX", "EXTERNAL_PROFILE", "MAX_REPEAT", "MAX_SCORES", "Report", "bench_metrics", "points_of",
            "read_report", "record", "scored_runs", "scores_of"]
@@ -161,7 +161,8 @@ def bench_metrics(db: Session, run_ids: list[str]) -> dict[str, dict[str, float]
     for point in points_of(db, list(run_ids) + [child for child, _ in children]):
         sums.setdefault(point.run_id, {}).setdefault(f"{BENCH_PREFIX}{point.benchmark}/{point.metric}",
                                                      []).append(point.value)
-    means = {run: {key: sum(values) / len(values) for key, values in found.items()} for run, found in sums.items()}
+    means = {run: {key: summarise(run, values).mean or 0.0 for key, values in found.items()}
+             for run, found in sums.items()}
     out: dict[str, dict[str, float]] = {}
     for run in run_ids:
         own = means.get(run) or next((means[child] for child, parent in children if parent == run and child in means),

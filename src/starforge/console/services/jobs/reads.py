@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from ....contract import Problem
 from ..accounts.credentials import UserView
 from ..audit import decisions_for_job, decisions_of
-from ..benchmarks.scores import scores_of
+from ..benchmarks import compare as bench_rule
+from ..benchmarks.scores import points_of, scores_of
 from ..context import Runtime
 from ..errors import Rejected
 from ..registries import artifacts as artifact_registry
@@ -83,6 +84,8 @@ def show(rt: Runtime, *, user: UserView, ref: str) -> dict[str, Any]:
         view["image"] = framework.get("image") or None if isinstance(framework, dict) else None
         view["image_digest"] = job.image_digest or None
         view["benchmarks"] = scores_of(db, job.id)
+        # the same scores summarised by the comparison's one rule (mean, spread and n per suite and metric)
+        view["benchmark_summary"] = [row.to_dict() for row in bench_rule.compare([job.id], points_of(db, [job.id]))]
         place = job_queries.queue_place(db, job, fair_share=rt.settings.fair_share, capacity=rt.capacity)
         if place is not None:  # a waiting job: where it stands in the queue the scheduler serves
             view["queue_position"], view["queue_length"] = place

@@ -5,7 +5,6 @@ Tier: use case for `create_key`, `list_keys`, `revoke_key` (one transaction each
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from typing import Any
@@ -15,20 +14,15 @@ from sqlalchemy.orm import Session
 
 from ....contract import Problem
 from ...store.models import ServiceKey, User
-from ..accounts.credentials import UserView
+from ..accounts.credentials import UserView, hash_token
 from ..context import Runtime
 from ..errors import NotFound, Rejected
 from .access import KEY_PREFIX
 from .lifecycle import own_service
 
-__all__ = ["create_key", "identify_key", "key_hash", "key_owner", "list_keys", "revoke_key"]
+__all__ = ["create_key", "identify_key", "key_owner", "list_keys", "revoke_key"]
 
 _PREFIX_CHARS = 12
-
-
-def key_hash(secret: str) -> str:
-    """Return the stored form of a key (SHA-256, hex)."""
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def _view(row: ServiceKey) -> dict[str, Any]:
@@ -46,7 +40,7 @@ def create_key(rt: Runtime, *, user: UserView, service_id: str, body: Any) -> di
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     with rt.db.write() as db:
         own_service(db, user, service_id)
-        row = ServiceKey(job_id=service_id, user_id=user.id, name=name.strip(), token_hash=key_hash(secret),
+        row = ServiceKey(job_id=service_id, user_id=user.id, name=name.strip(), token_hash=hash_token(secret),
                          prefix=secret[:_PREFIX_CHARS], created_at=time.time())
         db.add(row)
         db.flush()
@@ -77,7 +71,7 @@ def revoke_key(rt: Runtime, *, user: UserView, service_id: str, key_id: int) -> 
 def key_owner(db: Session, secret: str) -> tuple[int, str] | None:
     """Return `(user_id, service_id)` of a live key, or None for an unknown or revoked one, or one of a disabled
     account."""
-    row = db.scalar(select(ServiceKey).where(ServiceKey.token_hash == key_hash(secret)))
+    row = db.scalar(select(ServiceKey).where(ServiceKey.token_hash == hash_token(secret)))
     if row is None or row.revoked_at is not None:
         return None
     owner = db.get(User, row.user_id)

@@ -16,17 +16,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ....contract import Problem, is_cluster_path, is_model_ref, parse_versioned_ref
-from ....wire import KIND_HF_EXPORT, KIND_MERGED_MODEL, KIND_MODEL
-from ...store.models import Artifact, Job
+from ....contract import ArtifactRef, Problem, is_cluster_path, is_model_ref, parse_versioned_ref
+from ....wire import RUN_MODEL_KINDS
+from ...store.models import Job
 from ..accounts.credentials import UserView
 from ..errors import Rejected
-from ..jobs.followups import latest_checkpoint
 from ..jobs.model_paths import resolve_model_folder
-from ..registries import data
+from ..registries import artifacts, data
 
 __all__ = ["FIELD", "ModelChoice", "resolve_model"]
 
@@ -52,16 +50,13 @@ def _refuse(code: str, message: str, hint: str, got: str) -> Rejected:
     return Rejected(TITLE, [Problem(FIELD, code, message, hint, {"got": got[:200]})], status=422)
 
 
-# a run's model folders in the order a service prefers them (then its latest checkpoint)
-_MODEL_KINDS = (KIND_HF_EXPORT, KIND_MERGED_MODEL, KIND_MODEL)
-
-
-def _last_export(db: Session, run_id: str) -> str:
-    for kind in _MODEL_KINDS:
-        row = db.scalars(select(Artifact).where(Artifact.run_id == run_id, Artifact.kind == kind)
-                         .order_by(Artifact.created_at.desc(), Artifact.id.desc())).first()
-        if row is not None:
-            return row.path
+def _run_model(db: Session, user: UserView, run_id: str) -> str:
+    """Return the folder of the run's model in `RUN_MODEL_KINDS` order ("" when it registered none), resolved as
+    `init_from` is: a folder still inside the run's output folder, which the caller may read."""
+    for kind in RUN_MODEL_KINDS:
+        found = artifacts.resolve(db, ArtifactRef(run_id, kind), user)
+        if found is not None:
+            return found.path
     return ""
 
 
@@ -69,7 +64,7 @@ def _from_run(db: Session, user: UserView, ref: str, run_id: str) -> ModelChoice
     job = db.get(Job, run_id)
     if job is None or job.user_id != user.id:
         raise _refuse("model_run_unknown", f"no run {run_id!r} of yours", "`sf job ls` lists your runs", ref)
-    path = _last_export(db, job.id) or latest_checkpoint(db, job.id)
+    path = _run_model(db, user, job.id)
     if not path:
         raise _refuse("model_no_checkpoint", f"run {job.id} has no exported model and no checkpoint to serve",
                       f"`sf job artifacts {job.id}` lists what it registered; serve a run that saved a checkpoint",
