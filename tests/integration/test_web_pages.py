@@ -466,11 +466,13 @@ def test_every_asset_of_every_page_is_served_by_the_console(console: Console) ->
     for url in urls:
         assert url.startswith(("/", "#")) and not url.startswith("//"), url  # relative to the console: no CDN
     assets = sorted(u for u in urls if u.startswith("/ui/static/"))
-    assert len(assets) == 2
+    assert len(assets) == 5  # app.css, app.js, charts.js and the vendored uPlot's script and stylesheet
     for url in assets:
         assert browser.get(url).status_code == 200, url
     assert browser.get("/ui/static/..%2Fpages.py").status_code == 404
     assert browser.get("/ui/static/pages.py").status_code == 404
+    assert browser.get("/ui/static/vendor/uplot/README.md").status_code == 404  # only listed names, paths too
+    assert browser.get("/ui/static/vendor/uplot/..%2F..%2F..%2Fpages.py").status_code == 404
 
 
 def test_a_chart_is_an_svg_polyline_of_the_points() -> None:
