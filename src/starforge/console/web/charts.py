@@ -178,7 +178,8 @@ def line_plot(key: str, curves: Sequence[Curve], marks: Sequence[Mark] = (), *, 
         fallback = line_chart(key, list(zip(curves[0].series["x"], last, strict=True)), marks)
     elif svg:
         fallback = runs_chart(key, curves)
-    return Plot(key, float(last[-1]) if last else math.nan, points, payload, fallback)
+    latest = float(last[-1]) if last and len(curves) == 1 else math.nan  # of several runs: the table says
+    return Plot(key, latest, points, payload, fallback)
 
 
 def scatter_plot(param: str, metric: str, points: Sequence[tuple[str, str, Any, float]]) -> Plot:
