@@ -16,8 +16,8 @@ from typing import Any
 from starforge.console.api.routers.web import PAGE_HEADERS
 from starforge.console.services.jobs.metrics import record_points
 from tests.e2e.test_web_browser import TINYRL_CONFIG, Browsers, browser, browsers  # noqa: F401  (the module's chromium)
-from tests.integration.helpers import admitted, bundle, spec_for, submit
 from tests.integration.conftest import ConsoleProcess, unique
+from tests.integration.helpers import admitted, bundle, spec_for, submit
 
 RATES = (0.0001, 0.001, 0.01)
 STEPS = 300
@@ -55,7 +55,7 @@ def _range(chart: Any) -> tuple[float, float]:
     return float(chart.get_attribute("data-x-min")), float(chart.get_attribute("data-x-max"))
 
 
-def test_three_runs_compared_hovered_zoomed_and_the_sweep_charted(browsers: Browsers, console: ConsoleProcess,
+def test_three_runs_compared_hovered_zoomed_and_the_sweep_charted(browsers: Browsers, console: ConsoleProcess,  # noqa: F811
                                                                    tmp_path: Path) -> None:
     user = unique("cmp")
     sweep = f"sweep-{user}-20260101-120000"

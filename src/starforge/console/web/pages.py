@@ -19,9 +19,9 @@ from ..services.benchmarks import reads as bench_reads
 from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
+from ..services.jobs import run_series
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
-from ..services.jobs import run_series
 from .charts import Curve, Plot, attempt_marks, line_plot
 from .render import render
 from .sessions import WebCaller, local_path

@@ -51,7 +51,7 @@ def runs_series(rt: Runtime, *, user: UserView, refs: Sequence[str],
     return found
 
 
-def _plain_rows(db: Session, query: Select[Any]) -> list[tuple[Any, ...]]:
+def _plain_rows(db: Session, query: Select[int | None, float, float]) -> list[tuple[Any, ...]]:
     """The rows of `query` as the database driver's own tuples, in the session's transaction: a chart reads up to
     hundreds of thousands of points, and a result row object per point costs more than the read itself. Only plain
     comparisons go in `query` (no expanding IN), so its compiled text and parameters are the driver's as they are."""

@@ -253,7 +253,8 @@ function mount(box) {
 }
 
 function controls(panel) {
-  panel.hidden = false;
+  panel.hidden = !charts.length;  // shown once there is a chart (a running job's first points arrive live)
+  document.addEventListener("sf:charts", () => { panel.hidden = false; });
   const slider = panel.querySelector("[data-chart-smooth]");
   const shown = panel.querySelector("[data-chart-smooth-value]");
   const log = panel.querySelector("[data-chart-log]");
@@ -290,7 +291,8 @@ function liveCharts(event) {
     return;
   }
   if (!grid) {
-    section.textContent = "";
+    const empty = section.querySelector("[data-chart-empty]");
+    if (empty) empty.remove();
     grid = document.createElement("div");
     grid.className = "charts";
     section.append(grid);
@@ -312,6 +314,7 @@ function liveCharts(event) {
     box.append(caption, block);
     grid.append(box);
     mount(box);
+    document.dispatchEvent(new CustomEvent("sf:charts"));
   }
 }
 
