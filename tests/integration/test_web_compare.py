@@ -117,3 +117,17 @@ def test_refusals_are_pages(console: Console) -> None:
     form = browser.get("/ui/compare")
     assert form.status_code == 200 and form.text.count('type="checkbox" name="runs"') == 3
     assert 'href="/ui/compare" aria-current="page"' in form.text
+
+
+def test_a_new_point_is_drawn_though_the_series_was_remembered(console: Console) -> None:
+    run = console.jobs[str(RATES[1])]
+    browser = console.browser("alice")
+
+    def loss() -> dict[str, object]:
+        payloads = _payloads(browser.get("/ui/compare", params={"runs": run}).text)
+        return next(p for p in payloads if p["key"] == "train/loss")["runs"][0]  # type: ignore[index, no-any-return]
+
+    assert loss()["y"] == [2.0] and loss()["y"] == [2.0]  # the second view from memory, the same
+    with console.app.state.runtime.db.write() as db:
+        record_points(db, run, [{"key": "train/loss", "value": 0.5, "step": 2}])
+    assert loss()["y"] == [2.0, 0.5] and loss()["x"] == [1, 2]

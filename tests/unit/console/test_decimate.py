@@ -41,3 +41,18 @@ def test_every_bucket_keeps_its_extremes(ys: list[float], limit: int) -> None:
         return
     assert len(keep) <= limit and keep[0] == 0 and keep[-1] == len(ys) - 1
     assert min(ys) in [ys[i] for i in keep] and max(ys) in [ys[i] for i in keep]
+
+
+def test_the_series_memory_is_bounded_and_keyed_by_the_series_state() -> None:
+    from starforge.console.services.jobs import series_memo
+
+    series_memo.forget_all()
+    first = ("console", "r-1", "loss", 3, 30, MAX_WIRE_POINTS)
+    series_memo.remember(first, {"x": [1, 2, 3], "y": [0.5, 0.25, 0.125], "t": [1.0, 2.0, 3.0], "points": 3})
+    assert series_memo.recall(first) == {"x": [1.0, 2.0, 3.0], "y": [0.5, 0.25, 0.125], "t": [1.0, 2.0, 3.0],
+                                         "points": 3}
+    assert series_memo.recall(("console", "r-1", "loss", 4, 31, MAX_WIRE_POINTS)) is None  # a new point: not it
+    for i in range(series_memo.MAX_ENTRIES):
+        series_memo.remember(("console", "r-2", f"k{i}", 1, i, MAX_WIRE_POINTS), {"x": [], "y": [], "t": [], "points": 0})
+    assert series_memo.recall(first) is None  # the least recently used went first
+    series_memo.forget_all()

@@ -1,5 +1,6 @@
 """The metric series of several runs at once, decimated for a chart: each series read with only the columns a chart
-draws (as the driver's plain tuples) and cut to at most `MAX_WIRE_POINTS` by min/max decimation.
+draws (as the driver's plain tuples) and cut to at most `MAX_WIRE_POINTS` by min/max decimation, once: an unchanged
+series is remembered (`series_memo`) until a new point arrives.
 
 Tier: use case (one read transaction). Every run must be one the caller may see: another account's run is the same
 NotFound as `reads.show`, and nothing is read before all of them are checked.
@@ -11,13 +12,14 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any, TypedDict
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from ...store.models import MetricPoint
 from ..accounts.credentials import UserView
 from ..context import Runtime
 from . import queries as job_queries
+from . import series_memo
 from .decimate import MAX_WIRE_POINTS, decimate
 
 __all__ = ["Series", "runs_series"]
@@ -40,14 +42,20 @@ def runs_series(rt: Runtime, *, user: UserView, refs: Sequence[str],
     with rt.db.read() as db:
         ids = [job_queries.find_job(db, user, ref).id for ref in refs]
         found: dict[str, dict[str, Series]] = {run: {} for run in ids}
-        # which series there are (from the (run_id, key) index alone), then each one's three columns: no row
-        # repeats its run and key, and each arrives in report order
-        pairs = db.execute(select(MetricPoint.run_id, MetricPoint.key).where(MetricPoint.run_id.in_(ids))
-                           .group_by(MetricPoint.run_id, MetricPoint.key).order_by(MetricPoint.key)).all()
-        for run, key in pairs:
-            rows = _plain_rows(db, select(MetricPoint.step, MetricPoint.value, MetricPoint.ts)
-                               .where(MetricPoint.run_id == run, MetricPoint.key == key).order_by(MetricPoint.id))
-            found[run][key] = _series(rows, limit)
+        # which series there are, each with its count and last id (from the (run_id, key) index alone); a series
+        # seen before with the same count and last id is the same series: remembered, not read again
+        shapes = db.execute(select(MetricPoint.run_id, MetricPoint.key, func.count(), func.max(MetricPoint.id))
+                            .where(MetricPoint.run_id.in_(ids)).group_by(MetricPoint.run_id, MetricPoint.key)
+                            .order_by(MetricPoint.key)).all()
+        for run, key, count, last_id in shapes:
+            memo_key = (rt.identity, run, key, int(count), int(last_id), limit)
+            kept = series_memo.recall(memo_key)
+            if kept is None:
+                rows = _plain_rows(db, select(MetricPoint.step, MetricPoint.value, MetricPoint.ts)
+                                   .where(MetricPoint.run_id == run, MetricPoint.key == key).order_by(MetricPoint.id))
+                kept = dict(_series(rows, limit))
+                series_memo.remember(memo_key, kept)
+            found[run][key] = {"x": kept["x"], "y": kept["y"], "t": kept["t"], "points": kept["points"]}
     return found
 
 
