@@ -3,8 +3,8 @@ runs of one account with different learning rates drawn as three uPlot curves; t
 differing and a shared input not; hovering shows a value; a drag zooms the x axis and a double-click resets it; the
 sweep page draws its charts; no request leaves the console, and each page sends the headers of docs/security.md.
 
-The runs wait in the queue (no h200 GPUs here), so their points are written with the ingest route's own store
-function (`record_points`) on the console's database, beside the running console.
+The runs wait in the queue (no h200 GPUs here); their points go in through the ingest route a job's runner uses, with
+a run token made for each as the console makes one at launch.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from starforge.console.api.routers.web import PAGE_HEADERS
-from starforge.console.services.jobs.metrics import record_points
+from starforge.console.services.accounts import credentials as accounts
 from tests.e2e.test_web_browser import TINYRL_CONFIG, Browsers, browser, browsers  # noqa: F401  (the module's chromium)
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.helpers import admitted, bundle, spec_for, submit
@@ -23,20 +25,22 @@ RATES = (0.0001, 0.001, 0.01)
 STEPS = 300
 
 
-def _runs(console: ConsoleProcess, api: Any, sweep: str) -> list[str]:
-    runs = []
-    for rate in RATES:
-        runs.append(_sweep_run(api, sweep, rate))
-    with console.database().write() as db:
-        for i, run in enumerate(runs):
-            record_points(db, run, [{"key": "train/reward", "step": step, "value": math.log1p(step) * (i + 1),
-                                     "ts": 1_700_000_000.0 + step} for step in range(STEPS)])
-            record_points(db, run, [{"key": "train/loss", "step": step, "value": 1.0 / (step + 1 + i),
-                                     "ts": 1_700_000_000.0 + step} for step in range(STEPS)])
+def _runs(console: ConsoleProcess, api: httpx.Client, token: str, sweep: str) -> list[str]:
+    """Three waiting runs of a sweep, their points sent through the ingest route a job's runner uses."""
+    runs = [_sweep_run(api, sweep, rate) for rate in RATES]
+    for i, run in enumerate(runs):
+        with console.database().write() as db:
+            run_token = accounts.issue_run_token(db, accounts.authenticate(db, token), run)
+        points = [{"key": key, "step": step, "value": value, "ts": 1_700_000_000.0 + step}
+                  for step in range(STEPS)
+                  for key, value in (("train/reward", math.log1p(step) * (i + 1)), ("train/loss", 1.0 / (step + 1 + i)))]
+        sent = api.post("/api/ingest/metrics", headers={"X-StarForge-Token": run_token},
+                        json={"run_id": run, "points": points})
+        assert sent.status_code == 200, sent.text
     return runs
 
 
-def _sweep_run(api: Any, sweep: str, rate: float) -> str:
+def _sweep_run(api: httpx.Client, sweep: str, rate: float) -> str:
     spec = spec_for(api, exp="experiments/cmp-toy", series="h200", gpus=8,
                     hyperparams={"max_num_steps": 12, "learning_rate": rate})
     data = bundle({"experiments/cmp-toy/config.yaml": TINYRL_CONFIG.read_text()})
@@ -61,7 +65,7 @@ def test_three_runs_compared_hovered_zoomed_and_the_sweep_charted(browsers: Brow
     sweep = f"sweep-{user}-20260101-120000"
     token = console.token_for(user)
     with console.client(token) as api:
-        runs = _runs(console, api, sweep)
+        runs = _runs(console, api, token, sweep)
     visit = browsers.signed_in(token)
     page = visit.page
     _headers_hold(page.goto("/ui/compare?runs=" + ",".join(runs)))

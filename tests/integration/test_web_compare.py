@@ -28,10 +28,9 @@ RATES = (0.0001, 0.001, 0.01)
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     state = Path(tmp_path_factory.mktemp("web-compare")) / "state"
     app = create_app(load_settings(state_dir=state, run_background=False, capacity={"cpu": 8}))
-    tokens = {}
     with app.state.runtime.db.write() as db:
-        for name in ("alice", "bob"):
-            tokens[name] = accounts.issue_api_token(db, accounts.create_user(db, name, "operator"), "web tests")
+        tokens = {name: accounts.issue_api_token(db, accounts.create_user(db, name, "operator"), "compare tests")
+                  for name in ("alice", "bob")}
     built = Console(app, tokens, {})
     with built.api("alice") as api:
         spec = spec_for(api, exp="experiments/cmp", hyperparams={"max_num_steps": 2})
