@@ -52,7 +52,6 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_lifecycle.py": 28,
     "tests/integration/test_datasets.py": 27,
     "tests/e2e/test_web_browser.py": 26,
-    "tests/e2e/test_web_compare.py": 12,
     "tests/unit/trainers/test_trl_resume.py": 25,
     "tests/e2e/test_lifecycle_e2e.py": 20,
     "tests/integration/test_console_quota.py": 19,
@@ -77,13 +76,13 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_honest_queue.py": 8,
     "tests/e2e/test_registries_e2e.py": 8,
     "tests/integration/test_web_pages.py": 8,
-    "tests/integration/test_web_compare.py": 8,
     "tests/integration/test_cli_admin.py": 8,
     "tests/unit/mcp/test_lazy_imports.py": 7,
     "tests/security/test_hostile_bundles.py": 7,
     "tests/integration/test_hot_path.py": 7,
     "tests/e2e/test_catalog_and_pools.py": 7,
     "tests/unit/lab/test_lab_boundary.py": 7,
+    "tests/e2e/test_web_compare.py": 7,
     "tests/integration/test_one_verdict.py": 6,
     "tests/integration/test_sweeps.py": 6,
     "tests/integration/test_hostile_parsing.py": 6,
@@ -98,6 +97,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_render_kuberay.py": 5,
     "tests/integration/test_web_sweeps_admin.py": 5,
     "tests/unit/console/runtimes/test_cache.py": 4,
+    "tests/integration/test_web_compare.py": 2,
 }
 
 

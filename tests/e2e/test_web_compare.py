@@ -109,6 +109,10 @@ def test_three_runs_compared_hovered_zoomed_and_the_sweep_charted(browsers: Brow
     chart.locator("canvas").first.wait_for()
     assert chart.get_attribute("data-series") == "3"
     page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+    page.emulate_media(color_scheme="dark")
+    page.reload()
+    chart.wait_for()
+    page.screenshot(path=str(tmp_path / "compare-dark.png"), full_page=True)
 
     _headers_hold(page.goto(f"/ui/sweeps/{sweep}"))
     drawn = page.locator('figure[data-chart][data-drawn="true"]')
