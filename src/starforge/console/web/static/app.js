@@ -1,5 +1,5 @@
-// The StarForge web console's only script: live job statuses, the live log (SSE), refreshed metric charts and the
-// playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
+// The StarForge web console's main script (the jobs page's own is jobs.js): the live job page, the live log (SSE),
+// refreshed metric charts and the playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
 // POST carries the session's CSRF token as a header); the pages work without it, except the chat.
 "use strict";
 
@@ -30,22 +30,6 @@ function poll(task, every) {
   };
   timer = setTimeout(run, every);
   return () => clearTimeout(timer);
-}
-
-function liveJobs(table) {
-  poll(async () => {
-    const body = await getJSON(table.dataset.live);
-    let waiting = false;
-    for (const job of body.jobs) {
-      const row = table.querySelector('tr[data-job="' + CSS.escape(job.job_ref) + '"]');
-      if (!row) continue;
-      setStatus(row.querySelector("[data-status]"), job.status);
-      const message = row.querySelector("[data-message]");
-      if (message && message.textContent !== job.message) message.textContent = job.message;
-      if (!TERMINAL.has(job.status)) waiting = true;
-    }
-    return waiting ? 2000 : 10000;
-  }, 2000);
 }
 
 function liveJob(head) {
@@ -211,8 +195,6 @@ document.addEventListener("DOMContentLoaded", () => {
   const chat = document.getElementById("chat");
   if (chat) playground(chat);
   for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
-  const table = document.querySelector("table[data-live]");
-  if (table) liveJobs(table);
   const head = document.getElementById("job");
   if (head) liveJob(head);
   const log = document.getElementById("log");
