@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, WAITING
 
-__all__ = ["COLUMNS", "Column", "Mark", "attempts_text", "duration_text", "marks_of", "metric_heading",
-           "metric_text", "note_text", "row_cells"]
+__all__ = ["COLUMNS", "Column", "JobLine", "Mark", "attempts_text", "duration_text", "line_of", "live_cells",
+           "marks_of", "metric_heading", "metric_text", "note_text"]
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,25 @@ def marks_of(row: JobRow) -> tuple[Mark, ...]:
     return tuple(marks)
 
 
-def row_cells(row: JobRow, now: float, *, named: bool) -> dict[str, str]:
-    """Return the cells the live updates refresh: status, note, duration, metric and attempts."""
-    return {"job_ref": row.job_ref, "status": row.status, "message": note_text(row),
-            "duration": duration_text(row, now), "metric": metric_text(row, named=named),
-            "attempts": attempts_text(row)}
+class JobLine(NamedTuple):
+    """A listed job with the text of its computed cells and its marks, as the page renders it."""
+
+    job: JobRow
+    duration: str
+    metric: str
+    attempts: str
+    note: str
+    marks: tuple[Mark, ...]
+
+
+def line_of(row: JobRow, now: float, *, named: bool) -> JobLine:
+    """Return the job's line: its duration at `now`, metric value (named or not), attempts, note and marks."""
+    return JobLine(row, duration_text(row, now), metric_text(row, named=named), attempts_text(row), note_text(row),
+                   marks_of(row))
+
+
+def live_cells(line: JobLine) -> dict[str, str]:
+    """Return what the live updates refresh of a line: `{job_ref, status, message (the note), duration, metric,
+    attempts}`."""
+    return {"job_ref": line.job.job_ref, "status": line.job.status, "message": line.note, "duration": line.duration,
+            "metric": line.metric, "attempts": line.attempts}

@@ -81,13 +81,10 @@ def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = ""
     marks, columns the reader may hide, and a form selecting runs for `/ui/compare`."""
     rows, problems = _job_rows(rt, caller, status, exp, sweep, limit)
     heading, named = cols.metric_heading(rows)
-    columns = {c.key: c.label for c in cols.COLUMNS} | {"metric": heading}
     now = time.time()
-    return render("jobs.html", **frame(caller, "jobs"), jobs=rows, problems=problems, statuses=STATUSES,
-                  status=status, exp=exp, sweep=sweep, limit=limit, terminal=TERMINAL, columns=columns,
-                  duration=lambda row: cols.duration_text(row, now),
-                  metric=lambda row: cols.metric_text(row, named=named), attempts=cols.attempts_text,
-                  note=cols.note_text, marks=cols.marks_of)
+    return render("jobs.html", **frame(caller, "jobs"), jobs=[cols.line_of(row, now, named=named) for row in rows],
+                  problems=problems, statuses=STATUSES, status=status, exp=exp, sweep=sweep, limit=limit,
+                  columns={c.key: c.label for c in cols.COLUMNS} | {"metric": heading})
 
 
 def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
@@ -97,7 +94,7 @@ def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = ""
     rows, _problems = _job_rows(rt, caller, status, exp, sweep, limit)
     _heading, named = cols.metric_heading(rows)
     now = time.time()
-    return {"jobs": [cols.row_cells(row, now, named=named) for row in rows]}
+    return {"jobs": [cols.live_cells(cols.line_of(row, now, named=named)) for row in rows]}
 
 
 def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
