@@ -33,8 +33,7 @@ COLUMNS = (Column("status", "Status"), Column("exp", "Experiment"), Column("reci
 _QUIET = ("succeeded", "running")  # their stored reason ("exit code 0", "started on the local executor") says nothing
 
 
-@dataclass(frozen=True)
-class Mark:
+class Mark(NamedTuple):
     """A mark beside a job's name: its text, the page it links to and what it says to a screen reader."""
 
     text: str
