@@ -14,6 +14,7 @@ browser_up() {
   fi
   if ! fc-list 2>/dev/null | grep -qi "Noto Color Emoji" || ! fc-list 2>/dev/null | grep -qi "DejaVu Sans Mono"; then
     echo "services: installing the log's fonts (DejaVu, Noto Color Emoji) from Debian's packages"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       fonts-dejavu-core fonts-noto-color-emoji >/dev/null
   fi
