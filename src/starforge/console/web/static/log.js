@@ -30,13 +30,13 @@
     return nearest(level(Math.floor(c / 36)), level(Math.floor(c / 6) % 6), level(c % 6));
   }
 
-  // One pen: colours as palette indexes (null: the theme's own), and attributes.
-  const PLAIN = Object.freeze({fg: null, bg: null, bold: false, dim: false, italic: false, underline: false});
+  // One pen: the text colour as a palette index (null: the theme's own), and attributes. Background colours are
+  // ignored: the log keeps the theme's panel, so every palette colour stays readable on it.
+  const PLAIN = Object.freeze({fg: null, bold: false, dim: false, italic: false, underline: false});
 
   function penClass(pen) {
     const names = [];
     if (pen.fg !== null) names.push("ansi-fg-" + pen.fg);
-    if (pen.bg !== null) names.push("ansi-bg-" + pen.bg);
     for (const flag of ["bold", "dim", "italic", "underline"]) if (pen[flag]) names.push("ansi-" + flag);
     return names.join(" ");
   }
@@ -57,16 +57,13 @@
       else if (code >= 30 && code <= 37) next.fg = code - 30;
       else if (code >= 90 && code <= 97) next.fg = code - 90 + 8;
       else if (code === 39) next.fg = null;
-      else if (code >= 40 && code <= 47) next.bg = code - 40;
-      else if (code >= 100 && code <= 107) next.bg = code - 100 + 8;
-      else if (code === 49) next.bg = null;
-      else if (code === 38 || code === 48) {
+      else if (code === 38 || code === 48) {  // 256-colour or true-colour: its arguments are skipped for 48
         let colour = null;
         if (codes[i + 1] === 5) { colour = colour256(codes[i + 2] || 0); i += 2; }
         else if (codes[i + 1] === 2) { colour = nearest(codes[i + 2] || 0, codes[i + 3] || 0, codes[i + 4] || 0); i += 4; }
-        if (colour !== null) next[code === 38 ? "fg" : "bg"] = colour;
+        if (colour !== null && code === 38) next.fg = colour;
       }
-      // anything else (blink, inverse, fonts …) is ignored
+      // anything else (backgrounds, blink, inverse, fonts …) is ignored
     }
     return next;
   }
