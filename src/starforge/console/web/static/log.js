@@ -83,6 +83,7 @@
       this.params = "";
       this.dirty = new Set();
       this.dropped = 0;  // lines dropped from the top to keep maxLines
+      this.shifted = 0;  // of those, the ones dropped since the page last took the changes
     }
 
     // Feed a piece of the stream; it may end anywhere, even inside an escape sequence.
@@ -125,10 +126,10 @@
     }
 
     csi(final, params) {
-      const private_ = /^[?<=>]/.test(params);
+      const isPrivate = /^[?<=>]/.test(params);
       const n = Math.max(1, parseInt(params, 10) || 1);
-      if (final === "m") { if (!private_) { this.pen = applySGR(this.pen, params); this.penClass = penClass(this.pen); } }
-      else if (private_) { /* ?25l, ?2004h …: modes, swallowed */ }
+      if (final === "m") { if (!isPrivate) { this.pen = applySGR(this.pen, params); this.penClass = penClass(this.pen); } }
+      else if (isPrivate) { /* ?25l, ?2004h …: modes, swallowed */ }
       else if (final === "A" || final === "F") { this.row = Math.max(0, this.row - n); if (final === "F") this.col = 0; }
       else if (final === "B" || final === "E") { this.moveDown(n); if (final === "E") this.col = 0; }
       else if (final === "C") this.col += n;
@@ -194,7 +195,7 @@
       const moved = new Set();
       for (const index of this.dirty) if (index >= excess) moved.add(index - excess);
       this.dirty = moved;
-      this.shifted = (this.shifted || 0) + excess;
+      this.shifted += excess;
     }
 
     // The lines to show: trailing blank lines (where the cursor waits, or a bar's cursor movement left) are not.
@@ -206,7 +207,7 @@
 
     // Take the changes since the last call: {shifted: lines dropped from the top, dirty: indexes changed}.
     changes() {
-      const taken = {shifted: this.shifted || 0, dirty: this.dirty};
+      const taken = {shifted: this.shifted, dirty: this.dirty};
       this.shifted = 0;
       this.dirty = new Set();
       return taken;
@@ -250,10 +251,10 @@
           const last = nodes[nodes.length - 1];
           if (last && last.mark === mark) last.element.append(node);
           else {
-            const element_ = document.createElement("mark");
-            if (mark === current) element_.className = "current";
-            element_.append(node);
-            nodes.push({mark, element: element_});
+            const marked = document.createElement("mark");
+            if (mark === current) marked.className = "current";
+            marked.append(node);
+            nodes.push({mark, element: marked});
           }
         } else nodes.push({mark: null, element: node});
         at = end;
