@@ -52,6 +52,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_lifecycle.py": 28,
     "tests/integration/test_datasets.py": 27,
     "tests/e2e/test_web_browser.py": 26,
+    "tests/e2e/test_web_log.py": 12,
     "tests/unit/trainers/test_trl_resume.py": 25,
     "tests/e2e/test_lifecycle_e2e.py": 20,
     "tests/integration/test_console_quota.py": 19,

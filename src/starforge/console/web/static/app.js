@@ -1,5 +1,5 @@
-// The StarForge web console's only script: live job statuses, the live log (SSE), refreshed metric charts and the
-// playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
+// The StarForge web console's main script: live job statuses, refreshed metric charts and the playground's streamed
+// chat (the job's log is log.js). Every request goes back to this console (same origin, the session cookie; the chat's
 // POST carries the session's CSRF token as a header); the pages work without it, except the chat.
 "use strict";
 
@@ -66,33 +66,6 @@ function liveJob(head) {
     }
     return 1000;
   }, 1000);
-}
-
-function liveLog(pre) {
-  const follow = document.getElementById("log-follow");
-  const end = document.getElementById("log-end");
-  const state = document.getElementById("log-state");
-  const toEnd = () => { pre.scrollTop = pre.scrollHeight; };
-  end.addEventListener("click", () => { toEnd(); follow.checked = true; pre.focus(); });
-  pre.addEventListener("scroll", () => {
-    const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
-    if (!atEnd && follow.checked) follow.checked = false;
-  });
-  const source = new EventSource(pre.dataset.stream);
-  state.textContent = "connecting…";
-  source.addEventListener("open", () => { state.textContent = "live"; });
-  source.addEventListener("log", (event) => {
-    pre.append(document.createTextNode(event.data));
-    if (follow.checked) toEnd();
-  });
-  source.addEventListener("end", (event) => {
-    source.close();
-    state.textContent = "ended: " + event.data;
-    pre.dataset.ended = event.data;
-  });
-  source.addEventListener("error", () => {
-    if (source.readyState === EventSource.CLOSED) state.textContent = "disconnected; reload to retry";
-  });
 }
 
 function copyButton(button) {
@@ -215,6 +188,4 @@ document.addEventListener("DOMContentLoaded", () => {
   if (table) liveJobs(table);
   const head = document.getElementById("job");
   if (head) liveJob(head);
-  const log = document.getElementById("log");
-  if (log) liveLog(log);
 });
