@@ -21,6 +21,7 @@ STATUS_WORDS = {
     "submitted": "placed on an engine", "preparing": "preparing its runtime", "running": "running",
     "succeeded": "succeeded", "failed": "failed", "stopped": "stopped",
 }
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
 _EXIT = re.compile(r"^exit code (-?\d+)(?::\s*(.*))?$", re.S)
 
 
@@ -38,19 +39,21 @@ def failure_words(view: dict[str, Any]) -> dict[str, str] | None:
     return {"headline": headline, "detail": f"exit code {code}"}
 
 
+def _words(found: re.Match[str]) -> str:
+    try:
+        loaded = json.loads(found.group(0))
+    except ValueError:
+        return found.group(0)
+    if not isinstance(loaded, dict):
+        return found.group(0)
+    said = ", ".join(f"{str(k).replace('_', ' ')} {v if isinstance(v, str) else json.dumps(v)}"
+                     for k, v in loaded.items())
+    return f"({said})" if said else ""
+
+
 def _reason_words(reason: str) -> str:
-    text = reason.strip()
-    if text[:1] in "{[":
-        try:
-            loaded = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(loaded, dict):
-            return "; ".join(f"{k.replace('_', ' ')}: {v if isinstance(v, str) else json.dumps(v)}"
-                             for k, v in loaded.items())
-        if isinstance(loaded, list):
-            return "; ".join(str(v) for v in loaded)
-    return text
+    """A reason with any JSON object in it (an engine's details) said as words: `{"exit_code": 2}` → `(exit code 2)`."""
+    return _JSON_OBJECT.sub(_words, reason.strip())
 
 
 def event_words(event: dict[str, Any]) -> dict[str, Any]:
