@@ -4,26 +4,16 @@ history has no JSON; no request leaves the console and the pages send the consol
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
-from tests.e2e.test_web_browser import TINYRL_CONFIG, Browsers, browser
+from tests.e2e.test_web_browser import TINYRL_CONFIG, Browsers, browser, browsers
 from tests.integration.conftest import ConsoleProcess, unique
 from tests.integration.helpers import admitted, bundle, spec_for, submit, wait_for_end
 
-__all__ = ["browser"]  # the module's browser fixture, shared with test_web_browser.py
-
-
-@pytest.fixture
-def browsers(browser: Any, console: ConsoleProcess) -> Iterator[Browsers]:
-    opened = Browsers(browser, console)
-    yield opened
-    for context in opened.contexts:
-        context.close()
+__all__ = ["browser", "browsers"]  # the fixtures of test_web_browser.py, reused
 
 
 def _run(api: httpx.Client, exp: str, config: str, **hyper: Any) -> str:

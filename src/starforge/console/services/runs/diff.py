@@ -21,7 +21,7 @@ from ..jobs import queries as job_queries
 from .bundle_stat import bundle_stat
 from .inputs import flat_inputs, inputs_of
 
-__all__ = ["SECTIONS", "compare_inputs", "diff_runs"]
+__all__ = ["SECTIONS", "compare_inputs", "diff_runs", "summary_of"]
 
 # (name, title, which flat keys it holds): a key goes to the first section that claims it
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -119,7 +119,9 @@ def _metrics(db: Any, a: str, b: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _summary(sections: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
+def summary_of(sections: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
+    """Return the summary line naming the first change of the first section that has one (`key: a → b`), with
+    that change; the same-inputs sentence and None when no section has any."""
     for section in sections:
         for change in section["changes"]:
             a, b = change["a"], change["b"]
@@ -143,7 +145,7 @@ def diff_runs(rt: Runtime, *, user: UserView, a: str, b: str) -> dict[str, Any]:
     if files:
         lab = next(s for s in sections if s["name"] == "lab")
         lab["same"] = False
-    summary, first = _summary(sections)
+    summary, first = summary_of(sections)
     if first is None and files:
         summary, first = f"experiment files: {len(files)} changed", {"section": "lab", "key": "files"}
     return {"a": _brief(inputs_a), "b": _brief(inputs_b), "identical": first is None, "summary": summary,
