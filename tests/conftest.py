@@ -57,6 +57,8 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/e2e/test_lifecycle_e2e.py": 20,
     "tests/integration/test_console_quota.py": 19,
     "tests/integration/test_cli_jobs.py": 19,
+    "tests/integration/test_run_provenance.py": 9,
+    "tests/e2e/test_web_diff.py": 10,
     "tests/integration/test_console_restart.py": 19,
     "tests/integration/test_console_running.py": 18,
     "tests/integration/test_cli_account.py": 17,

@@ -25,7 +25,7 @@ from ...services.jobs.queries import MAX_LIST_LIMIT
 from ...services.logs import download as log_download
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, benchmark_pages, playground_pages, share_pages, sweep_pages
+from ...web import admin_pages, benchmark_pages, diff_pages, playground_pages, share_pages, sweep_pages
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -261,6 +261,13 @@ def benchmarks_compare(runs: str = Query("", max_length=2000), caller: web.WebCa
                        rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """The benchmark comparison of the caller's runs (`GET /api/benchmarks/compare` as a page)."""
     return _page(benchmark_pages.compare_page(rt, caller, runs=runs))
+
+
+@router.get("/ui/diff")
+def diff(a: str = Query("", max_length=64), b: str = Query("", max_length=64), caller: web.WebCaller = Caller,
+         rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """Why two of the caller's runs differ (`GET /api/jobs/{a}/diff/{b}` as a page), or the form to name them."""
+    return _page(diff_pages.diff_page(rt, caller, a=a, b=b))
 
 
 @router.get("/ui/sweeps")
