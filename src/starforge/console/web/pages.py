@@ -25,6 +25,7 @@ from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
 from . import job_columns as cols
 from .charts import attempt_marks, charts_of
 from .render import render
+from .run_words import event_words, failure_words, provenance_parts
 from .sessions import WebCaller, local_path
 
 __all__ = [
@@ -104,7 +105,8 @@ def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
     marks = attempt_marks(view.get("attempt_history") or [])
     scores = bench_reads.run_summary(rt, user=caller.user, ref=view["job_ref"])["rows"]
     return {"job": view, "artifacts": artifacts, "charts": charts_of(series, marks), "benchmarks": scores,
-            "final": view["status"] in TERMINAL}
+            "final": view["status"] in TERMINAL, "failure": failure_words(view),
+            "history": [event_words(e) for e in view.get("events") or []]}
 
 
 def job_controls(view: dict[str, Any], *, may_control: bool) -> tuple[str, ...]:
@@ -137,7 +139,8 @@ def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
     ref = parts["job"]["job_ref"]
     spec = job_reads.jobspec(rt, user=caller.user, ref=ref)
     decisions = job_reads.job_admissions(rt, user=caller.user, ref=ref)["admissions"]
-    return render("job.html", **frame(caller, "jobs"), **parts, decisions=decisions,
+    return render("job.html", **frame(caller, "jobs"), **parts, **provenance_parts(rt, caller, ref),
+                  decisions=decisions,
                   spec=json.dumps(spec, indent=2, sort_keys=True),
                   controls=job_controls(parts["job"], may_control=roles.can_stop(caller.user)))
 
@@ -147,7 +150,9 @@ def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
     charts, attempts, status history and artifacts."""
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
-    return {"status": job["status"], "final": parts["final"], "message": job.get("message") or "",
+    failure = parts["failure"]  # a failed job says why in words; its exit code is a detail of its page
+    message = f"Why it failed: {failure['headline']}" if failure else job.get("message") or ""
+    return {"status": job["status"], "final": parts["final"], "message": message,
             **{name: render(f"_{name}.html", **parts)
                for name in ("facts", "charts", "benchmarks", "attempts", "history", "artifacts")}}
 

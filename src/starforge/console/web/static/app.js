@@ -1,6 +1,7 @@
-// The StarForge web console's main script (the jobs page's own is jobs.js): the live job page, the live log (SSE),
-// refreshed metric charts and the playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
-// POST carries the session's CSRF token as a header); the pages work without it, except the chat.
+// The StarForge web console's main script: the live job page, refreshed metric charts and the playground's streamed
+// chat (the jobs page's script is jobs.js, the job's log log.js). Every request goes back to this console (same
+// origin, the session cookie; the chat's POST carries the session's CSRF token as a header); the pages work without
+// it, except the chat.
 "use strict";
 
 const TERMINAL = new Set(["succeeded", "failed", "stopped"]);
@@ -50,33 +51,6 @@ function liveJob(head) {
     }
     return 1000;
   }, 1000);
-}
-
-function liveLog(pre) {
-  const follow = document.getElementById("log-follow");
-  const end = document.getElementById("log-end");
-  const state = document.getElementById("log-state");
-  const toEnd = () => { pre.scrollTop = pre.scrollHeight; };
-  end.addEventListener("click", () => { toEnd(); follow.checked = true; pre.focus(); });
-  pre.addEventListener("scroll", () => {
-    const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
-    if (!atEnd && follow.checked) follow.checked = false;
-  });
-  const source = new EventSource(pre.dataset.stream);
-  state.textContent = "connecting…";
-  source.addEventListener("open", () => { state.textContent = "live"; });
-  source.addEventListener("log", (event) => {
-    pre.append(document.createTextNode(event.data));
-    if (follow.checked) toEnd();
-  });
-  source.addEventListener("end", (event) => {
-    source.close();
-    state.textContent = "ended: " + event.data;
-    pre.dataset.ended = event.data;
-  });
-  source.addEventListener("error", () => {
-    if (source.readyState === EventSource.CLOSED) state.textContent = "disconnected; reload to retry";
-  });
 }
 
 function copyButton(button) {
@@ -197,6 +171,4 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
   const head = document.getElementById("job");
   if (head) liveJob(head);
-  const log = document.getElementById("log");
-  if (log) liveLog(log);
 });
