@@ -79,6 +79,8 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_honest_queue.py": 8,
     "tests/e2e/test_registries_e2e.py": 8,
     "tests/integration/test_web_pages.py": 8,
+    "tests/integration/test_web_jobs_list.py": 4,
+    "tests/e2e/test_web_jobs.py": 13,
     "tests/integration/test_cli_admin.py": 8,
     "tests/unit/mcp/test_lazy_imports.py": 7,
     "tests/security/test_hostile_bundles.py": 7,

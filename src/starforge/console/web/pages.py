@@ -8,6 +8,7 @@ see is decided by those services and `roles`, exactly as for the API: another ac
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from ...contract import Problem
@@ -21,6 +22,7 @@ from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
+from . import job_columns as cols
 from .charts import attempt_marks, charts_of
 from .render import render
 from .run_words import event_words, failure_words, provenance_parts
@@ -75,17 +77,25 @@ def _job_rows(rt: Runtime, caller: WebCaller, status: str, exp: str, sweep: str,
 
 def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
               limit: int = DEFAULT_ROWS) -> str:
-    """Return the jobs page: the caller's jobs newest first, filtered by status, experiment and sweep."""
+    """Return the jobs page: the caller's jobs newest first, filtered by status, experiment and sweep, with their
+    duration, primary metric's last value, attempts, a note where the reason says something, sweep and follow-up
+    marks, columns the reader may hide, and a form selecting runs for `/ui/compare`."""
     rows, problems = _job_rows(rt, caller, status, exp, sweep, limit)
-    return render("jobs.html", **frame(caller, "jobs"), jobs=rows, problems=problems, statuses=STATUSES,
-                  status=status, exp=exp, sweep=sweep, limit=limit, terminal=TERMINAL)
+    heading, named = cols.metric_heading(rows)
+    now = time.time()
+    return render("jobs.html", **frame(caller, "jobs"), jobs=[cols.line_of(row, now, named=named) for row in rows],
+                  problems=problems, statuses=STATUSES, status=status, exp=exp, sweep=sweep, limit=limit,
+                  columns={c.key: c.label for c in cols.COLUMNS} | {"metric": heading})
 
 
 def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
               limit: int = DEFAULT_ROWS) -> dict[str, Any]:
-    """Return `{jobs: [{job_ref, status, message}]}` for the jobs page's live status updates."""
+    """Return `{jobs: [{job_ref, status, message, duration, metric, attempts}]}` (`message`: the note the page
+    shows) for the jobs page's live updates; the cells read as the page renders them."""
     rows, _problems = _job_rows(rt, caller, status, exp, sweep, limit)
-    return {"jobs": [{"job_ref": r.job_ref, "status": r.status, "message": r.message or ""} for r in rows]}
+    _heading, named = cols.metric_heading(rows)
+    now = time.time()
+    return {"jobs": [cols.live_cells(cols.line_of(row, now, named=named)) for row in rows]}
 
 
 def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:

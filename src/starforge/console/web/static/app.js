@@ -1,6 +1,7 @@
-// The StarForge web console's main script: live job statuses, refreshed metric charts and the playground's streamed
-// chat (the job's log is log.js). Every request goes back to this console (same origin, the session cookie; the chat's
-// POST carries the session's CSRF token as a header); the pages work without it, except the chat.
+// The StarForge web console's main script: the live job page, refreshed metric charts and the playground's streamed
+// chat (the jobs page's script is jobs.js, the job's log log.js). Every request goes back to this console (same
+// origin, the session cookie; the chat's POST carries the session's CSRF token as a header); the pages work without
+// it, except the chat.
 "use strict";
 
 const TERMINAL = new Set(["succeeded", "failed", "stopped"]);
@@ -30,22 +31,6 @@ function poll(task, every) {
   };
   timer = setTimeout(run, every);
   return () => clearTimeout(timer);
-}
-
-function liveJobs(table) {
-  poll(async () => {
-    const body = await getJSON(table.dataset.live);
-    let waiting = false;
-    for (const job of body.jobs) {
-      const row = table.querySelector('tr[data-job="' + CSS.escape(job.job_ref) + '"]');
-      if (!row) continue;
-      setStatus(row.querySelector("[data-status]"), job.status);
-      const message = row.querySelector("[data-message]");
-      if (message && message.textContent !== job.message) message.textContent = job.message;
-      if (!TERMINAL.has(job.status)) waiting = true;
-    }
-    return waiting ? 2000 : 10000;
-  }, 2000);
 }
 
 function liveJob(head) {
@@ -184,8 +169,6 @@ document.addEventListener("DOMContentLoaded", () => {
   const chat = document.getElementById("chat");
   if (chat) playground(chat);
   for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
-  const table = document.querySelector("table[data-live]");
-  if (table) liveJobs(table);
   const head = document.getElementById("job");
   if (head) liveJob(head);
 });
