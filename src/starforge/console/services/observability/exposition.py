@@ -14,10 +14,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, InfoMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+)
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
-from prometheus_client.utils import floatToGoString
 
 from .... import __version__
 from ..context import Runtime
@@ -35,10 +39,14 @@ FAMILIES = (
 )
 
 
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(bound)  # the `le` label as Prometheus writes it
+
+
 def _histogram(name: str, doc: str, label: str, durations: Durations) -> HistogramMetricFamily:
     family = HistogramMetricFamily(name, doc, labels=[label])
     for value, view in sorted(durations.snapshot().items()):
-        family.add_metric([value], [(floatToGoString(bound), count) for bound, count in view.buckets], view.total)
+        family.add_metric([value], [(_bound(bound), count) for bound, count in view.buckets], view.total)
     return family
 
 
