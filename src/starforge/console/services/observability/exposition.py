@@ -50,6 +50,13 @@ def _histogram(name: str, doc: str, label: str, durations: Durations) -> Histogr
     return family
 
 
+def _counter(name: str, doc: str, labels: list[str], counts: dict[tuple[str, str], int]) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, doc, labels=labels)
+    for values, count in sorted(counts.items()):
+        family.add_metric(list(values), count)
+    return family
+
+
 class ConsoleCollector(Collector):
     """Every `starforge_…` family of one console, computed when Prometheus asks."""
 
@@ -109,18 +116,11 @@ class ConsoleCollector(Collector):
 
     @staticmethod
     def _admissions(figures: StoreFigures) -> Iterator[Any]:
-        decisions = CounterMetricFamily("starforge_admission_decisions", "Admission decisions recorded in the audit "
-                                        "log, by source (submit, followup) and verdict (accepted, queued, rejected).",
-                                        labels=["source", "verdict"])
-        for (source, verdict), count in sorted(figures.decisions.items()):
-            decisions.add_metric([source, verdict], count)
-        yield decisions
-        codes = CounterMetricFamily("starforge_admission_rejections", "Rejected admissions by source and problem "
-                                    "code (a rejection counts once under each distinct code it carried).",
-                                    labels=["source", "code"])
-        for (source, code), count in sorted(figures.codes.items()):
-            codes.add_metric([source, code], count)
-        yield codes
+        yield _counter("starforge_admission_decisions", "Admission decisions recorded in the audit log, by source "
+                       "(submit, followup) and verdict (accepted, queued, rejected).", ["source", "verdict"],
+                       figures.decisions)
+        yield _counter("starforge_admission_rejections", "Rejected admissions by source and problem code (a rejection "
+                       "counts once under each distinct code it carried).", ["source", "code"], figures.codes)
 
     def _identity(self) -> Iterator[Any]:
         me = {"console_id": self.rt.identity, "host": self.host, "pid": str(os.getpid())}
