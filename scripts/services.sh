@@ -5,7 +5,8 @@
 #   bubblewrap (Debian's package), the job sandbox of the local executor;
 #   a two-node Slurm cluster (scripts/services_slurm.sh) and a two-node Ray cluster on loopback (scripts/services_ray.sh);
 #   Debian's chromium for the web console's browser tests (scripts/services_browser.sh);
-#   Debian's docker-registry on loopback with a small test image built here (scripts/services_registry.sh).
+#   Debian's docker-registry on loopback with a small test image built here (scripts/services_registry.sh);
+#   Debian's prometheus and promtool for the /metrics tests (scripts/services_prometheus.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
 . "$(dirname "$0")/services_browser.sh"
 # shellcheck source=scripts/services_registry.sh
 . "$(dirname "$0")/services_registry.sh"
+# shellcheck source=scripts/services_prometheus.sh
+. "$(dirname "$0")/services_prometheus.sh"
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -122,6 +125,7 @@ up() {
   slurm_up  # each appends its addresses to .services/env
   browser_up
   registry_up
+  prometheus_up
   wait "$installing" || { cat "$STATE/install.log" >&2; echo "services: make install-ray failed" >&2; exit 1; }
   ray_up
 }
@@ -143,6 +147,7 @@ status() {
   ray_status
   browser_status
   registry_status
+  prometheus_status
 }
 
 case "${1:-up}" in

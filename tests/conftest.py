@@ -28,6 +28,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_serving.py": 50,
     "tests/compat/test_official_bench.py": 12,
     "tests/integration/test_benchmarks.py": 15,
+    "tests/integration/test_metrics.py": 15,
     "tests/e2e/test_resume.py": 90,  # 330 in a cold run; kept behind the TRL suite, which builds the TRL runtime
     "tests/e2e/test_benchmark_job.py": 75,  # 150 in a cold run, building the evalkit runtime
     "tests/e2e/test_slurm_nodes.py": 65,  # 105 in a cold run; kept apart from test_resume, both need both Slurm nodes
@@ -52,10 +53,13 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_lifecycle.py": 28,
     "tests/integration/test_datasets.py": 27,
     "tests/e2e/test_web_browser.py": 26,
+    "tests/e2e/test_web_log.py": 12,
     "tests/unit/trainers/test_trl_resume.py": 25,
     "tests/e2e/test_lifecycle_e2e.py": 20,
     "tests/integration/test_console_quota.py": 19,
     "tests/integration/test_cli_jobs.py": 19,
+    "tests/integration/test_run_provenance.py": 9,
+    "tests/e2e/test_web_diff.py": 10,
     "tests/integration/test_console_restart.py": 19,
     "tests/integration/test_console_running.py": 18,
     "tests/integration/test_cli_account.py": 17,
@@ -76,6 +80,8 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_honest_queue.py": 8,
     "tests/e2e/test_registries_e2e.py": 8,
     "tests/integration/test_web_pages.py": 8,
+    "tests/integration/test_web_jobs_list.py": 4,
+    "tests/e2e/test_web_jobs.py": 13,
     "tests/integration/test_cli_admin.py": 8,
     "tests/unit/mcp/test_lazy_imports.py": 7,
     "tests/security/test_hostile_bundles.py": 7,

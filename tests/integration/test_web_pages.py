@@ -28,6 +28,7 @@ from starforge.console.services.throttle import Limits, Rate, Throttles
 from starforge.console.settings import load_settings
 from starforge.console.store.models import DeviceCode
 from starforge.console.web import COOKIE, SECURE_COOKIE, csrf_token
+from starforge.console.web.assets import ASSETS
 from starforge.console.web.charts import MAX_POINTS, charts_of
 from starforge.console.web.sessions import reached_securely
 from tests.integration.helpers import admitted, spec_for, submit
@@ -466,7 +467,7 @@ def test_every_asset_of_every_page_is_served_by_the_console(console: Console) ->
     for url in urls:
         assert url.startswith(("/", "#")) and not url.startswith("//"), url  # relative to the console: no CDN
     assets = sorted(u for u in urls if u.startswith("/ui/static/"))
-    assert len(assets) == 5  # app.css, app.js, charts.js and the vendored uPlot's script and stylesheet
+    assert len(assets) == len(ASSETS)  # every page loads every static file (base.html)
     for url in assets:
         assert browser.get(url).status_code == 200, url
     assert browser.get("/ui/static/..%2Fpages.py").status_code == 404

@@ -147,15 +147,22 @@ def token_create(
     user: Annotated[str, typer.Option("--user", help="account name (an existing one, unless --create)")],
     role: Annotated[str | None, typer.Option("--role", help="admin, operator or viewer")] = None,
     create: Annotated[bool, typer.Option("--create", help="create the account when it does not exist")] = False,
+    scrape: Annotated[bool, typer.Option("--scrape", help="a scrape token instead: good only for GET /metrics "
+                                                          "(Prometheus), never for the API")] = False,
     state_dir: StateDir = None,
     database_url: DatabaseUrl = None,
     config: ConfigFile = None,
 ) -> None:
-    """Print only a new long-lived API token of an account on stdout; an unknown account is refused unless --create."""
-    from starforge.console.operator import create_token
+    """Print only a new long-lived API token of an account on stdout; an unknown account is refused unless --create.
+
+    With --scrape, the token (owned by the account, revoked with `sf admin token revoke`) reads /metrics only."""
+    from starforge.console.operator import create_scrape_token, create_token
 
     out = Output()
     _settings_, db = _db(state_dir, database_url, config)
+    if scrape:
+        print(_run(out, lambda: create_scrape_token(db, user, create=create)))
+        return
     print(_run(out, lambda: create_token(db, user, role, create=create)))
 
 

@@ -26,7 +26,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
-    help="Follow and control jobs (ls, status, logs, metrics, artifacts, spec, stop, pause, resume, retry, "
+    help="Follow and control jobs (ls, status, logs, metrics, artifacts, spec, diff, stop, pause, resume, retry, "
          "cancel-all).",
 )
 
@@ -364,6 +364,26 @@ def spec(job_id: IdArg, as_json: JsonOpt = False) -> None:
         job = resolve_job(out, console, job_id, "showing")
         admitted = console.jobspec(job.ref)
     out.emit(admitted, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
+
+
+@app.command("diff")
+def diff(
+    a: Annotated[str, typer.Argument(help="the first job (id, prefix or experiment name)")],
+    b: Annotated[str, typer.Argument(help="the second job")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Explain why two of your runs differ: hyperparameters and merged config, JobSpec fields, lab commit (with a
+    per-file stat of the two bundles), recipe, runtime and image, data, seeds, placement; then their final metrics.
+    Exits 0 whether or not they differ."""
+    from starforge.cli._diff_text import diff_text
+    from starforge.cli._output import colour_enabled
+
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        first = resolve_job(out, console, a, "comparing")
+        second = resolve_job(out, console, b, "comparing")
+        found = console.diff(first.ref, second.ref)
+    out.emit(found, lambda d: diff_text(d, colour=colour_enabled(sys.stdout)))
 
 
 def _artifacts_text(out: Output, rows: Sequence[dict[str, Any]]) -> str | None:

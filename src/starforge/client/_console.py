@@ -429,6 +429,19 @@ class Console:
         inner = body.get("jobspec")
         return inner if "apiVersion" not in body and isinstance(inner, dict) else body
 
+    def inputs(self, ref: str) -> dict[str, Any]:
+        """Return what run `ref` is made of (`GET /api/jobs/{ref}/inputs`)."""
+        return self._get(f"/api/jobs/{_segment(ref)}/inputs")
+
+    def lineage(self, ref: str) -> dict[str, Any]:
+        """Return run `ref`'s parents and children, yours only (`GET /api/jobs/{ref}/lineage`)."""
+        return self._get(f"/api/jobs/{_segment(ref)}/lineage")
+
+    def diff(self, a: str, b: str) -> dict[str, Any]:
+        """Return why runs `a` and `b` differ: `{summary, identical, sections, files, metrics}`
+        (`GET /api/jobs/{a}/diff/{b}`)."""
+        return self._get(f"/api/jobs/{_segment(a)}/diff/{_segment(b)}")
+
     def render(self, ref: str, fmt: str = "kuberay") -> str:
         """Return job `ref` rendered as an engine's document, e.g. its KubeRay RayJob manifest as YAML text
         (`GET /api/jobs/{ref}/render?format=kuberay`)."""

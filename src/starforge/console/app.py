@@ -35,6 +35,7 @@ from .api.routers import (
     lifecycle,
     logs,
     meta,
+    metrics,
     models,
     plugins,
     runs,
@@ -46,13 +47,14 @@ from .api.routers import (
 from .background import build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
 from .renderers import renderers
-from .runtime import Console, console_identity, load_served_catalog
+from .runtime import Console, cache_sizes, console_identity, load_served_catalog
 from .scheduler.records import image_digests_in_use
 from .services.accounts.cache import AccountCache
 from .services.context import Runtime, wake
 from .services.jobs.submission_writer import SubmissionWriter
 from .services.logs.store import LogLocks
 from .services.maintenance_state import Maintenance
+from .services.observability import Observations
 from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
@@ -121,6 +123,7 @@ def build_console(settings: Settings, *, opened: Opened | None = None, isolation
         renderers=renderers(settings),
         wakeup=wakeup,
         place_due=place_due,
+        observations=Observations(cache_sizes=functools.partial(cache_sizes, settings)),
     )
     return Console(runtime=runtime, isolation=isolation, engines=engines,
                    runtimes=runtimes or Runtimes(settings.runtimes),
@@ -190,7 +193,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web):
+                   models, volumes, services, benchmarks, web, metrics):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

@@ -17,7 +17,7 @@ from .services.registries import data
 from .settings import Settings
 from .store import Database
 
-__all__ = ["ConsoleError", "create_token", "list_data", "list_users", "open_database", "register_data", "set_quota"]
+__all__ = ["ConsoleError", "create_scrape_token", "create_token", "list_data", "list_users", "open_database", "register_data", "set_quota"]
 
 
 def open_database(settings: Settings) -> Database:
@@ -37,6 +37,16 @@ def create_token(db: Database, username: str, role: str | None = None, name: str
             _require_account(session, username)
         user = accounts.ensure_user(session, username, role)
         return accounts.issue_api_token(session, user, name or "created with sf console token create")
+
+
+def create_scrape_token(db: Database, username: str, *, create: bool = False) -> str:
+    """Return a new scrape token owned by account `username`: good only for `/metrics` (Prometheus'
+    `authorization: credentials:`), never for the API; revoked like an API token (`sf admin token revoke`)."""
+    with db.write() as session:
+        if not create:
+            _require_account(session, username)
+        user = accounts.ensure_user(session, username)
+        return accounts.issue_scrape_token(session, user, "created with sf console token create --scrape")
 
 
 def _require_account(session: Any, username: str) -> None:

@@ -18,7 +18,7 @@ from ..recipes import Catalog, RecipeMemo
 from .services.context import Runtime
 from .settings import Settings
 
-__all__ = ["Console", "console_identity", "load_served_catalog"]
+__all__ = ["Console", "cache_sizes", "console_identity", "load_served_catalog"]
 
 IDENTITY_FILE = "console.id"
 
@@ -54,6 +54,16 @@ def console_identity(state_dir: Path) -> str:
     tmp.write_text(fresh + "\n", encoding="ascii")
     tmp.replace(path)
     return fresh
+
+
+def cache_sizes(settings: Settings) -> dict[str, int]:
+    """Return the bytes the recipe runtime cache and the job image cache hold, from their records (no tree walk):
+    what `/metrics` reports as `starforge_cache_size_bytes`."""
+    from ..engines.images.cache import ImageCache
+    from ..engines.runtimes.cache import RuntimeCache
+
+    runtime = sum(record.size for record in RuntimeCache(settings.runtimes.cache_dir).records())
+    return {"runtime": runtime, "image": ImageCache(settings.images.cache_dir).size()}
 
 
 def load_served_catalog(settings: Settings, memo: RecipeMemo | None = None) -> Catalog:

@@ -22,7 +22,7 @@ from starforge.wire import (
 from . import report
 from ._argv import build_argv, build_command, render_value
 from ._artifacts import FoundArtifact, scan, size_of, step_of
-from ._config import Adapted, adapt_config
+from ._config import Adapted, adapt_config, merged_document
 from ._identity import Mismatch, check_identity
 from ._ingest import IngestClient, IngestError, IngestRefused, IngestUnavailable
 from .report import Run
@@ -50,6 +50,7 @@ __all__ = [
     "build_argv",
     "build_command",
     "check_identity",
+    "merged_document",
     "parse_plan",
     "read_plan",
     "render_value",

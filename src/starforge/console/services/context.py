@@ -4,8 +4,8 @@ and passed to every use case, router, page and background loop.
 Tier: shared (values and the process's own state holders; it opens no transaction). It holds what services use:
 settings, the database, the served catalog, this console's identity, the engines' capacity, where a run's folders
 appear to its job (`job_paths`), the account cache, the submission writer, the per-address throttles, the
-maintenance state, the log append locks, the recipe memo, the document renderers (KubeRay) and the wake-up events
-of the background loops. What drives the engines (the engines themselves, the job sandbox, the recipe runtimes and
+maintenance state, the log append locks, the recipe memo, the document renderers (KubeRay), the wake-up events
+of the background loops and what this process measures of itself for `/metrics` (`observations`). What drives the engines (the engines themselves, the job sandbox, the recipe runtimes and
 the loops) is the console's composition above services (`console.runtime.Console`); services reach the engine side
 only through the Protocols and callables below, which the console fills in.
 """
@@ -26,6 +26,7 @@ from .accounts.cache import AccountCache
 from .jobs.submission_writer import SubmissionWriter
 from .logs.store import LogLocks
 from .maintenance_state import Maintenance
+from .observability.recorder import Observations
 from .throttle import Throttles
 
 __all__ = ["CannotRender", "JobFolders", "JobPathsOf", "RenderFacts", "Renderer", "Runtime", "wake"]
@@ -100,6 +101,7 @@ class Runtime:
     renderers: Mapping[str, Renderer] = field(default_factory=dict)  # `format` of `/api/jobs/render` -> renderer
     wakeup: threading.Event = field(default_factory=threading.Event)  # the loops run a cycle now
     place_due: threading.Event = field(default_factory=threading.Event)  # the next cycle must place waiting jobs
+    observations: Observations = field(default_factory=Observations)  # what `/metrics` reports of this process
 
     def jobs_dir(self, run_id: str) -> Path:
         """Return the console's own directory for a job: the reports ingest keeps beside the run (the admitted

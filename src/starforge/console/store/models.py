@@ -336,7 +336,8 @@ class MetricPoint(Base):
     step: Mapped[int | None] = mapped_column(Integer, nullable=True)
     value: Mapped[float] = mapped_column(Float)
     ts: Mapped[float] = mapped_column(Float)
-    __table_args__ = (Index("ix_metrics_run_key", "run_id", "key"),)
+    # (run_id, key, id): a run's series in order, and its last point of a key in one backward seek (jobs list)
+    __table_args__ = (Index("ix_metrics_run_key_id", "run_id", "key", "id"),)
 
 
 class Service(Base):

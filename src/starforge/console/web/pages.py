@@ -8,6 +8,7 @@ see is decided by those services and `roles`, exactly as for the API: another ac
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from ...contract import Problem
@@ -22,8 +23,10 @@ from ..services.jobs import reads as job_reads
 from ..services.jobs import run_series
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
+from . import job_columns as cols
 from .charts import Curve, Plot, attempt_marks, line_plot
 from .render import render
+from .run_words import event_words, failure_words, provenance_parts
 from .sessions import WebCaller, local_path
 
 __all__ = [
@@ -75,17 +78,25 @@ def _job_rows(rt: Runtime, caller: WebCaller, status: str, exp: str, sweep: str,
 
 def jobs_page(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
               limit: int = DEFAULT_ROWS) -> str:
-    """Return the jobs page: the caller's jobs newest first, filtered by status, experiment and sweep."""
+    """Return the jobs page: the caller's jobs newest first, filtered by status, experiment and sweep, with their
+    duration, primary metric's last value, attempts, a note where the reason says something, sweep and follow-up
+    marks, columns the reader may hide, and a form selecting runs for `/ui/compare`."""
     rows, problems = _job_rows(rt, caller, status, exp, sweep, limit)
-    return render("jobs.html", **frame(caller, "jobs"), jobs=rows, problems=problems, statuses=STATUSES,
-                  status=status, exp=exp, sweep=sweep, limit=limit, terminal=TERMINAL)
+    heading, named = cols.metric_heading(rows)
+    now = time.time()
+    return render("jobs.html", **frame(caller, "jobs"), jobs=[cols.line_of(row, now, named=named) for row in rows],
+                  problems=problems, statuses=STATUSES, status=status, exp=exp, sweep=sweep, limit=limit,
+                  columns={c.key: c.label for c in cols.COLUMNS} | {"metric": heading})
 
 
 def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = "", sweep: str = "",
               limit: int = DEFAULT_ROWS) -> dict[str, Any]:
-    """Return `{jobs: [{job_ref, status, message}]}` for the jobs page's live status updates."""
+    """Return `{jobs: [{job_ref, status, message, duration, metric, attempts}]}` (`message`: the note the page
+    shows) for the jobs page's live updates; the cells read as the page renders them."""
     rows, _problems = _job_rows(rt, caller, status, exp, sweep, limit)
-    return {"jobs": [{"job_ref": r.job_ref, "status": r.status, "message": r.message or ""} for r in rows]}
+    _heading, named = cols.metric_heading(rows)
+    now = time.time()
+    return {"jobs": [cols.live_cells(cols.line_of(row, now, named=named)) for row in rows]}
 
 
 def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
@@ -93,7 +104,8 @@ def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
     artifacts = job_reads.artifacts(rt, user=caller.user, ref=view["job_ref"])["artifacts"]
     scores = bench_reads.run_summary(rt, user=caller.user, ref=view["job_ref"])["rows"]
     return {"job": view, "artifacts": artifacts, "charts": _job_plots(rt, caller, view), "benchmarks": scores,
-            "final": view["status"] in TERMINAL}
+            "final": view["status"] in TERMINAL, "failure": failure_words(view),
+            "history": [event_words(e) for e in view.get("events") or []]}
 
 
 def _job_plots(rt: Runtime, caller: WebCaller, view: dict[str, Any]) -> list[Plot]:
@@ -133,7 +145,8 @@ def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
     ref = parts["job"]["job_ref"]
     spec = job_reads.jobspec(rt, user=caller.user, ref=ref)
     decisions = job_reads.job_admissions(rt, user=caller.user, ref=ref)["admissions"]
-    return render("job.html", **frame(caller, "jobs"), **parts, decisions=decisions,
+    return render("job.html", **frame(caller, "jobs"), **parts, **provenance_parts(rt, caller, ref),
+                  decisions=decisions,
                   spec=json.dumps(spec, indent=2, sort_keys=True),
                   controls=job_controls(parts["job"], may_control=roles.can_stop(caller.user)))
 
@@ -144,8 +157,10 @@ def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
     facts, attempts, status history and artifacts."""
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
+    failure = parts["failure"]  # a failed job says why in words; its exit code is a detail of its page
+    message = f"Why it failed: {failure['headline']}" if failure else job.get("message") or ""
     empty = "This job reported no metrics." if parts["final"] else "No metrics reported yet."
-    return {"status": job["status"], "final": parts["final"], "message": job.get("message") or "",
+    return {"status": job["status"], "final": parts["final"], "message": message,
             "plots": [plot.payload for plot in parts["charts"]], "no_metrics": empty,
             **{name: render(f"_{name}.html", **parts)
                for name in ("facts", "benchmarks", "attempts", "history", "artifacts")}}

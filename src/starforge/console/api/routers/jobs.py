@@ -27,6 +27,7 @@ from ...services.jobs import (
     render as job_render,
 )
 from ...services.jobs.queries import MAX_LIST_LIMIT
+from ...services.runs import diff_runs, lineage, run_inputs
 from ..body import read_json
 from ..deps import current_user, refuse_nul_parameters, runtime, upload_dir
 from ..multipart import submission_body
@@ -129,6 +130,27 @@ def cancel_all(user: UserView = Depends(current_user), rt: Runtime = Depends(run
 def jobspec(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> Any:
     """Return the admitted, owner-stamped JobSpec."""
     return job_reads.jobspec(rt=rt, user=user, ref=ref)
+
+
+@router.get("/api/jobs/{ref}/inputs", summary="What a run is made of")
+def inputs(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return the run's recipe, runtime, image and digest, model, data, hyperparameters, merged config, lab commit,
+    placement, seeds and attempts."""
+    return run_inputs(rt=rt, user=user, ref=ref)
+
+
+@router.get("/api/jobs/{ref}/lineage", summary="Where a run comes from and what came of it")
+def job_lineage(ref: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return the run's parents (the job it follows up, its init_from run) and children (follow-ups, runs started
+    from it), of the caller only, and its sweep."""
+    return lineage(rt=rt, user=user, ref=ref)
+
+
+@router.get("/api/jobs/{a}/diff/{b}", summary="Why two runs differ")
+def job_diff(a: str, b: str, user: UserView = Depends(current_user), rt: Runtime = Depends(runtime)) -> dict[str, Any]:
+    """Return the two runs' differences as ordered sections with a summary line, the per-file stat of their
+    bundles, and their final metrics side by side (404 unless both are the caller's)."""
+    return diff_runs(rt=rt, user=user, a=a, b=b)
 
 
 @router.get("/api/jobs/{ref}/artifacts")

@@ -22,9 +22,18 @@ from ...services.context import Runtime
 from ...services.errors import AuthRequired, ConsoleError, NotFound
 from ...services.jobs import artifact_downloads
 from ...services.jobs.queries import MAX_LIST_LIMIT
+from ...services.logs import download as log_download
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, benchmark_pages, compare_pages, playground_pages, share_pages, sweep_pages
+from ...web import (
+    admin_pages,
+    benchmark_pages,
+    compare_pages,
+    diff_pages,
+    playground_pages,
+    share_pages,
+    sweep_pages,
+)
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -141,13 +150,23 @@ def job_live(ref: str, caller: web.WebCaller = Caller, rt: Runtime = Depends(run
 
 @router.get("/ui/jobs/{ref}/logs")
 async def job_logs(request: Request, ref: str,
-                   tail: int = Query(2000, ge=0, le=log_stream.MAX_TAIL, description="lines to replay first"),
+                   tail: int = Query(log_stream.PAGE_LINES, ge=0, le=log_stream.MAX_TAIL, description="lines to replay first"),
                    caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> StreamingResponse:
-    """The job's log as Server-Sent Events (`/api/job/logs/stream` for the session cookie)."""
+    """The job's log as Server-Sent Events for the page's terminal view: `/api/job/logs/stream` for the session
+    cookie, but raw (carriage returns kept: `raw` events of JSON text, after a `start` event)."""
     opened = await run_in_threadpool(log_stream.open_stream, rt=rt, user=caller.user, ref=ref, tail=tail,
-                                     resume=request.headers.get("last-event-id"))
+                                     resume=request.headers.get("last-event-id"), raw=True)
     return StreamingResponse(opened.frames(is_disconnected=request.is_disconnected), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/ui/jobs/{ref}/log.txt")
+def job_log_file(ref: str, caller: web.WebCaller = Caller, rt: Runtime = Depends(runtime)) -> StreamingResponse:
+    """The job's whole log, its raw bytes, as a file (`<job>.log`) streamed from the log file."""
+    found = log_download.open_download(rt=rt, user=caller.user, ref=ref)
+    return StreamingResponse(iterate_in_threadpool(found.chunks()), media_type="text/plain; charset=utf-8",
+                             headers={**PAGE_HEADERS, "Content-Length": str(found.size),
+                                      "Content-Disposition": f'attachment; filename="{found.filename}"'})
 
 
 @router.get("/ui/jobs/{ref}/artifacts/download")
@@ -258,6 +277,13 @@ def compare(runs: list[str] = Query([], max_length=4000), sweep: str = Query("",
             rt: Runtime = Depends(runtime)) -> HTMLResponse:
     """The comparison of up to 20 of the caller's runs (`?runs=a,b`, `runs` repeated, `?sweep=` or `?exp=`)."""
     return _page(compare_pages.compare_page(rt, caller, runs=runs, sweep=sweep, exp=exp))
+
+
+@router.get("/ui/diff")
+def diff(a: str = Query("", max_length=64), b: str = Query("", max_length=64), caller: web.WebCaller = Caller,
+         rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """Why two of the caller's runs differ (`GET /api/jobs/{a}/diff/{b}` as a page), or the form to name them."""
+    return _page(diff_pages.diff_page(rt, caller, a=a, b=b))
 
 
 @router.get("/ui/sweeps")

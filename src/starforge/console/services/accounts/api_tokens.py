@@ -27,6 +27,7 @@ __all__ = ["MAX_TTL", "ApiTokenView", "issue", "list_tokens", "revoke"]
 MAX_TTL = 10 * 366 * 86400  # ten years: a longer lifetime is a typo, and none at all says "never expires"
 _MAX_NAME = 128  # tokens.name column
 _API = "api"
+_LISTED = (_API, "scrape")  # what an administrator lists and revokes: API tokens and /metrics scrape tokens
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,16 @@ def issue(db: Session, body: dict[str, Any]) -> tuple[ApiTokenView, str]:
 
 
 def list_tokens(db: Session, username: str) -> list[ApiTokenView]:
-    """Return the API tokens of an account, oldest first (revoked and expired ones included, marked so)."""
+    """Return the API (and scrape) tokens of an account, oldest first (revoked and expired ones included, marked so)."""
     user = accounts.get_user(db, username)
-    rows = db.scalars(select(Token).where(Token.user_id == user.id, Token.kind == _API).order_by(Token.id))
+    rows = db.scalars(select(Token).where(Token.user_id == user.id, Token.kind.in_(_LISTED)).order_by(Token.id))
     return [_view(row, user.username) for row in rows]
 
 
 def revoke(db: Session, token_id: str) -> ApiTokenView:
-    """Revoke the API token `token_id` (revoking a revoked one changes nothing); anything else is NotFound."""
+    """Revoke the API (or scrape) token `token_id` (revoking a revoked one changes nothing); anything else is NotFound."""
     row = db.get(Token, int(token_id)) if token_id.isdigit() and len(token_id) < 16 else None
-    if row is None or row.kind != _API:
+    if row is None or row.kind not in _LISTED:
         raise NotFound(f"no API token {token_id[:40]}")
     if row.revoked_at is None:
         row.revoked_at = time.time()

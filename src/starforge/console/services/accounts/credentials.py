@@ -1,9 +1,9 @@
 """Accounts and credentials: users with roles, and tokens stored only as SHA-256 hashes.
 
 Token kinds: `access` (short-lived, from a login), `refresh` (rotating; reuse of a rotated one revokes its whole
-family), `api` (long-lived, for CI and scripts), `run` (valid only for one run's ingest) and `web` (a browser
-session: it authenticates the web console's pages only, never the API, since a browser hands its cookies to every
-port of the host). What a role may do is decided by `roles`, never here.
+family), `api` (long-lived, for CI and scripts), `run` (valid only for one run's ingest), `scrape` (valid only for
+`/metrics`: what Prometheus sends) and `web` (a browser session: it authenticates the web console's pages only,
+never the API, since a browser hands its cookies to every port of the host). What a role may do is decided by `roles`, never here.
 
 Tier: query (runs over the caller's session; never begins or commits a transaction).
 """
@@ -32,6 +32,7 @@ __all__ = [
     "NOT_AN_API_TOKEN",
     "authenticate",
     "authenticate_run",
+    "authenticate_scrape",
     "authenticate_with_expiry",
     "create_user",
     "create_user_from",
@@ -41,6 +42,7 @@ __all__ = [
     "hash_token",
     "issue_api_token",
     "issue_run_token",
+    "issue_scrape_token",
     "issue_session",
     "issue_web_session",
     "list_users",
@@ -55,7 +57,7 @@ __all__ = [
 # A username names the directory runs/<user>/ and fills users.username (64 characters wide).
 _MAX_USERNAME = 64
 MAX_SECRET = 200  # longer bearer values are no token of ours: refused without hashing or a query
-_PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_", "web": "sfw_"}
+_PREFIX = {"access": "sfa_", "refresh": "sfr_", "api": "sfp_", "run": "sfj_", "web": "sfw_", "scrape": "sfm_"}
 _API_KINDS = ("access", "api")
 NOT_AN_API_TOKEN = ("a web session is not an API token: send an API token (`sf console token create`) or the token of "
                     "`sf login`")
@@ -231,6 +233,11 @@ def issue_run_token(db: Session, user: UserView, run_id: str) -> str:
     return _store(db, user.id, "run", ttl=None, run_id=run_id, name=f"run {run_id}")
 
 
+def issue_scrape_token(db: Session, user: UserView, name: str = "") -> str:
+    """Create a scrape token owned by `user` (good only for `/metrics`, never the API) and return its secret."""
+    return _store(db, user.id, "scrape", ttl=None, name=name or "metrics scrape token")
+
+
 def _lookup(db: Session, secret: str) -> tuple[Token, User] | None:
     if not secret or len(secret) > MAX_SECRET:
         return None
@@ -281,6 +288,20 @@ def authenticate_run(db: Session, secret: str, run_id: str | None) -> UserView:
     token, user = found
     if run_id is not None and token.run_id != run_id:
         raise AuthRequired("this run token belongs to another run")
+    return user_view(user)
+
+
+def authenticate_scrape(db: Session, secret: str) -> UserView | None:
+    """Return the owner of a scrape token, None when `secret` is no scrape token (the caller tries it as an API
+    token), or raise AuthRequired for one revoked or of a disabled account."""
+    found = _lookup(db, secret)
+    if found is None or found[0].kind != "scrape":
+        return None
+    token, user = found
+    if token.revoked_at is not None:
+        raise AuthRequired("scrape token revoked: create another with `sf console token create --scrape`")
+    if user.disabled:
+        raise AuthRequired(f"account {user.username} is disabled")
     return user_view(user)
 
 

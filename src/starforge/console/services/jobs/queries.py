@@ -96,7 +96,9 @@ class JobFilter:
 
 
 class JobRow(NamedTuple):
-    """A job as a listing page shows it: only the columns it reads (no JobSpec, no metadata)."""
+    """A job as a listing page shows it: only the columns it reads (no JobSpec, no metadata). `sweep_id`,
+    `parent_id` and `action` are "" when the job is no sweep run or follow-up; `metric`/`metric_value` are the
+    recipe's primary metric and its last value, filled in by `primary_metrics` ("" and None until then)."""
 
     job_ref: str
     name: str
@@ -107,10 +109,20 @@ class JobRow(NamedTuple):
     profile: str
     requested_gpus: int
     submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    sweep_id: str
+    parent_id: str
+    action: str
+    attempts: int
+    restarts: int
+    metric: str = ""
+    metric_value: float | None = None
 
 
 _ROW_COLUMNS = (Job.id, Job.name, Job.exp, Job.status, Job.reason, Job.recipe, Job.profile, Job.requested_gpus,
-                Job.submitted_at)
+                Job.submitted_at, Job.started_at, Job.finished_at, Job.sweep_id, Job.parent_id, Job.action,
+                Job.attempts, Job.restarts)
 _NEWEST_FIRST = (Job.submitted_at.desc(), Job.id.desc())
 
 
@@ -126,8 +138,7 @@ def visible_job_rows(db: Session, user: UserView, *, limit: int = 15, everyone: 
                      where: JobFilter = JobFilter()) -> list[JobRow]:
     """Return the same jobs as `visible_jobs`, in the same order, as lean `JobRow`s (only the listed columns)."""
     query = select(*_ROW_COLUMNS).where(*_conditions(user, everyone, where))
-    return [JobRow._make(row) for row in db.execute(query.order_by(*_NEWEST_FIRST).limit(_rows(limit)))]
-
+    return [JobRow._make((*row, "", None)) for row in db.execute(query.order_by(*_NEWEST_FIRST).limit(_rows(limit)))]
 
 
 def _rows(limit: int) -> int:

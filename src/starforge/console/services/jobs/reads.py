@@ -25,6 +25,7 @@ from ..sweeps.rows import find_sweep
 from . import metrics as metric_store
 from . import queries as job_queries
 from .attempt_views import attempt_fields
+from .primary_metrics import last_values, primary_keys
 from .rows import STATUSES, TERMINAL
 
 __all__ = ["admissions", "artifacts", "job_admissions", "jobspec", "list_job_rows", "list_jobs", "log_state", "metrics",
@@ -46,11 +47,16 @@ def list_jobs(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False
 def list_job_rows(rt: Runtime, *, user: UserView, limit: int, everyone: bool = False, status: str = "",
                   exp: str = "", since: float | None = None, sweep: str = "") -> list[job_queries.JobRow]:
     """Return the jobs `list_jobs` lists, by the same rules and in the same order, as lean rows (what a page of
-    many jobs shows: no JobSpec read, no follow-up pipeline)."""
+    many jobs shows: no JobSpec read, no follow-up pipeline), each with its recipe's primary metric and that
+    metric's last value (one more query for the whole page)."""
     where = _job_filter(status, exp, since, sweep)
     with rt.db.read() as db:
         _check_sweep(db, user, where)
-        return job_queries.visible_job_rows(db, user, limit=limit, everyone=everyone, where=where)
+        rows = job_queries.visible_job_rows(db, user, limit=limit, everyone=everyone, where=where)
+        keys = primary_keys(rt.catalog, [row.recipe for row in rows])
+        last = last_values(db, [row.job_ref for row in rows if row.recipe in keys], keys)
+    return [row._replace(metric=keys[row.recipe][0], metric_value=last.get(row.job_ref)) if row.recipe in keys
+            else row for row in rows]
 
 
 def _job_filter(status: str, exp: str, since: float | None, sweep: str) -> job_queries.JobFilter:

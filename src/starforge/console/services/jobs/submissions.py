@@ -25,6 +25,7 @@ from ..admission.meta import restarts_problem
 from ..audit import decision_row
 from ..context import Runtime
 from ..errors import Forbidden, Rejected
+from ..observability.timing import observed_submission
 from ..outcome import Outcome
 from .bundles import store_bundle
 from .submission_writer import Admitted
@@ -137,6 +138,7 @@ def _replay(rt: Runtime, user: UserView, key: str | None) -> Outcome | None:
         return None if row is None else Outcome(row.status_code, json.loads(row.response_json))
 
 
+@observed_submission
 def submit(rt: Runtime, *, user: UserView, envelope: Envelope, idempotency_key: str | None = None) -> Outcome:
     """Admit a submission and commit it; raise Rejected with every problem, or return the answer (200 started,
     202 queued). Blocking (database, bundle file): call it in the threadpool, while the spooled body is open.

@@ -1,6 +1,7 @@
-// The StarForge web console's only script: live job statuses, the live log (SSE), refreshed metric charts and the
-// playground's streamed chat. Every request goes back to this console (same origin, the session cookie; the chat's
-// POST carries the session's CSRF token as a header); the pages work without it, except the chat.
+// The StarForge web console's main script: the live job page, refreshed metric charts and the playground's streamed
+// chat (the jobs page's script is jobs.js, the job's log log.js). Every request goes back to this console (same
+// origin, the session cookie; the chat's POST carries the session's CSRF token as a header); the pages work without
+// it, except the chat.
 "use strict";
 
 const TERMINAL = new Set(["succeeded", "failed", "stopped"]);
@@ -32,22 +33,6 @@ function poll(task, every) {
   return () => clearTimeout(timer);
 }
 
-function liveJobs(table) {
-  poll(async () => {
-    const body = await getJSON(table.dataset.live);
-    let waiting = false;
-    for (const job of body.jobs) {
-      const row = table.querySelector('tr[data-job="' + CSS.escape(job.job_ref) + '"]');
-      if (!row) continue;
-      setStatus(row.querySelector("[data-status]"), job.status);
-      const message = row.querySelector("[data-message]");
-      if (message && message.textContent !== job.message) message.textContent = job.message;
-      if (!TERMINAL.has(job.status)) waiting = true;
-    }
-    return waiting ? 2000 : 10000;
-  }, 2000);
-}
-
 function liveJob(head) {
   if (head.dataset.final === "true") return;
   poll(async () => {
@@ -67,33 +52,6 @@ function liveJob(head) {
     }
     return 1000;
   }, 1000);
-}
-
-function liveLog(pre) {
-  const follow = document.getElementById("log-follow");
-  const end = document.getElementById("log-end");
-  const state = document.getElementById("log-state");
-  const toEnd = () => { pre.scrollTop = pre.scrollHeight; };
-  end.addEventListener("click", () => { toEnd(); follow.checked = true; pre.focus(); });
-  pre.addEventListener("scroll", () => {
-    const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
-    if (!atEnd && follow.checked) follow.checked = false;
-  });
-  const source = new EventSource(pre.dataset.stream);
-  state.textContent = "connecting…";
-  source.addEventListener("open", () => { state.textContent = "live"; });
-  source.addEventListener("log", (event) => {
-    pre.append(document.createTextNode(event.data));
-    if (follow.checked) toEnd();
-  });
-  source.addEventListener("end", (event) => {
-    source.close();
-    state.textContent = "ended: " + event.data;
-    pre.dataset.ended = event.data;
-  });
-  source.addEventListener("error", () => {
-    if (source.readyState === EventSource.CLOSED) state.textContent = "disconnected; reload to retry";
-  });
 }
 
 function copyButton(button) {
@@ -212,10 +170,6 @@ document.addEventListener("DOMContentLoaded", () => {
   const chat = document.getElementById("chat");
   if (chat) playground(chat);
   for (const button of document.querySelectorAll("button[data-copy]")) copyButton(button);
-  const table = document.querySelector("table[data-live]");
-  if (table) liveJobs(table);
   const head = document.getElementById("job");
   if (head) liveJob(head);
-  const log = document.getElementById("log");
-  if (log) liveLog(log);
 });
