@@ -1,10 +1,12 @@
-"""Regenerate docs/img/web-job.png: a real console's job page, in Debian's chromium, after a tinyrl job succeeded.
+"""Regenerate docs/img/web-job.png and docs/img/web-compare.png: a real console's job page, and the comparison of
+three tinyrl runs of different learning rates, in Debian's chromium.
 
 A console starts on loopback with a temporary state directory (as `make demo` starts it); an account `alice` is
-made, the CPU recipe `tinyrl/grpo` is submitted with `sf submit` and followed until it succeeds; then Playwright
-drives chromium (`STARFORGE_CHROMIUM`, else /usr/bin/chromium; never a downloaded browser) to sign in with alice's
-API token and saves the top of the job's page at 1400×900 in the light theme. Run it from the repository root:
-`.venv/bin/python scripts/web_screenshot.py` (`--out PATH` to write elsewhere).
+made, the CPU recipe `tinyrl/grpo` is submitted with `sf submit` three times (`--set learning_rate=…`) and followed
+until each succeeds; then Playwright drives chromium (`STARFORGE_CHROMIUM`, else /usr/bin/chromium; never a
+downloaded browser) to sign in with alice's API token and saves the top of the first job's page and of the three
+runs' comparison (`/ui/compare`) at 1400×900 in the light theme. Run it from the repository root:
+`.venv/bin/python scripts/web_screenshot.py` (`--out DIR` to write elsewhere).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from demo import BIN, SF, free_port, run, start_console, step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "img" / "web-job.png"
+OUT = ROOT / "docs" / "img"
+RATES = ("0.3", "0.1", "0.03")  # the comparison's runs: tinyrl's default learning rate, and two smaller
 VIEWPORT = {"width": 1400, "height": 900}
 MAX_BYTES = 250_000
 
@@ -35,23 +38,28 @@ def _chromium() -> str:
     return path
 
 
-def _finished_job(lab: Path, env: dict[str, str]) -> str:
-    """Create the experiment, submit it on one CPU slot, follow it until it ends and return its job id."""
+def _finished_jobs(lab: Path, env: dict[str, str]) -> list[str]:
+    """Create the experiment, submit it on one CPU slot once per learning rate, follow each until it ends and return
+    their job ids."""
     run([SF, "new", "my-rl", "--method", "tinyrl/grpo"], cwd=lab, env=env, capture=True)
     run(["git", "add", "-A"], cwd=lab, env=env)
     run(["git", "-c", "user.name=docs", "-c", "user.email=docs@example.com", "commit", "-qm", "my-rl"], cwd=lab,
         env=env)
-    out = run([SF, "submit", "my-rl", "--profile", "cpu:1", "--set", "max_num_steps=40"], cwd=lab, env=env,
-              capture=True)
-    found = re.search(r"r-[0-9a-z]{10}", out)
-    if not found:
-        raise SystemExit("sf submit printed no job id")
-    run([SF, "job", "logs", found.group(0)], cwd=lab, env=env, capture=True)  # returns once the job has ended
-    return found.group(0)
+    jobs = []
+    for rate in RATES:
+        out = run([SF, "submit", "my-rl", "--profile", "cpu:1", "--set", "max_num_steps=40", "--set",
+                   f"learning_rate={rate}"], cwd=lab, env=env, capture=True)
+        found = re.search(r"r-[0-9a-z]{10}", out)
+        if not found:
+            raise SystemExit("sf submit printed no job id")
+        run([SF, "job", "logs", found.group(0)], cwd=lab, env=env, capture=True)  # returns once the job has ended
+        jobs.append(found.group(0))
+    return jobs
 
 
-def _screenshot(url: str, token: str, job: str, out: Path) -> None:
-    """Sign in through the form as a person would and save the top of the job's page."""
+def _screenshot(url: str, token: str, jobs: list[str], out: Path) -> None:
+    """Sign in through the form as a person would and save the top of the first job's page and of the comparison
+    of every job."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -65,12 +73,16 @@ def _screenshot(url: str, token: str, job: str, out: Path) -> None:
             page.get_by_label("API token").fill(token)
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url(url + "/")
-            page.goto(f"/ui/jobs/{job}")
+            page.goto(f"/ui/jobs/{jobs[0]}")
             page.locator("#job [data-status]", has_text="succeeded").wait_for()
             page.locator("#log[data-ended]").wait_for()  # the log stream has run to its end
-            page.locator("#charts svg.chart polyline").first.wait_for()
-            out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out), clip={"x": 0, "y": 0, **VIEWPORT}, animations="disabled", caret="hide")
+            page.locator('#charts figure[data-chart][data-drawn="true"]').first.wait_for()  # uPlot drew them
+            out.mkdir(parents=True, exist_ok=True)
+            shot = {"clip": {"x": 0, "y": 0, **VIEWPORT}, "animations": "disabled", "caret": "hide"}
+            page.screenshot(path=str(out / "web-job.png"), **shot)
+            page.goto("/ui/compare?runs=" + ",".join(jobs))
+            page.locator('figure[data-chart][data-drawn="true"]').first.wait_for()
+            page.screenshot(path=str(out / "web-compare.png"), **shot)
             context.close()
         finally:
             browser.close()
@@ -78,7 +90,7 @@ def _screenshot(url: str, token: str, job: str, out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT, help="where to write the PNG (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=OUT, help="the folder of the PNGs (default: %(default)s)")
     out = parser.parse_args().out.resolve()
     _chromium()  # fail before starting anything
     tmp = Path(tempfile.mkdtemp(prefix="starforge-screenshot-"))
@@ -90,25 +102,28 @@ def main() -> int:
     (tmp / "state").mkdir()
     console, admin_token = start_console(tmp / "state", port, env)
     try:
-        step("An account, and a tinyrl job run to its end")
+        step("An account, and three tinyrl jobs run to their end")
         run([SF, "init", "demo-lab", "--yes"], cwd=tmp, env=env, capture=True)
         lab = tmp / "demo-lab"
         run([SF, "login", "--server", url, "--token", admin_token], cwd=lab, env=env, capture=True)
         token = run([SF, "admin", "user", "create", "alice"], cwd=lab, env=env, capture=True).strip().split()[-1]
         run([SF, "login", "--server", url, "--token", token], cwd=lab, env=env, capture=True)
-        job = _finished_job(lab, env)
-        step(f"Sign in in chromium and save the page of {job}")
-        _screenshot(url, token, job, out)
+        jobs = _finished_jobs(lab, env)
+        step(f"Sign in in chromium and save the page of {jobs[0]} and the comparison of {', '.join(jobs)}")
+        _screenshot(url, token, jobs, out)
     finally:
         console.terminate()
         console.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
-    size = out.stat().st_size
-    print(f"wrote {out} ({size / 1000:.0f} kB)")
-    if size > MAX_BYTES:
-        print(f"warning: larger than {MAX_BYTES // 1000} kB; docs images should stay small", file=sys.stderr)
-        return 1
-    return 0
+    too_big = False
+    for name in ("web-job.png", "web-compare.png"):
+        size = (out / name).stat().st_size
+        print(f"wrote {out / name} ({size / 1000:.0f} kB)")
+        if size > MAX_BYTES:
+            print(f"warning: {name} is larger than {MAX_BYTES // 1000} kB; docs images should stay small",
+                  file=sys.stderr)
+            too_big = True
+    return 1 if too_big else 0
 
 
 if __name__ == "__main__":

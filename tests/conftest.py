@@ -88,6 +88,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_hot_path.py": 7,
     "tests/e2e/test_catalog_and_pools.py": 7,
     "tests/unit/lab/test_lab_boundary.py": 7,
+    "tests/e2e/test_web_compare.py": 7,
     "tests/integration/test_one_verdict.py": 6,
     "tests/integration/test_sweeps.py": 6,
     "tests/integration/test_hostile_parsing.py": 6,
@@ -102,6 +103,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/integration/test_render_kuberay.py": 5,
     "tests/integration/test_web_sweeps_admin.py": 5,
     "tests/unit/console/runtimes/test_cache.py": 4,
+    "tests/integration/test_web_compare.py": 2,
 }
 
 

@@ -121,7 +121,7 @@ def test_a_tinyrl_job_runs_live_with_its_log_and_chart(browsers: Browsers, conso
         page.locator("#job [data-status]", has_text="succeeded").wait_for(timeout=120_000)
         page.locator("#log[data-ended='succeeded']").wait_for()  # the SSE stream ran to its end event
         assert "step" in page.locator("#log").inner_text()
-        chart = page.locator("#charts svg.chart polyline").first
+        chart = page.locator('#charts figure[data-chart][data-drawn="true"] canvas').first  # uPlot, live
         chart.wait_for()
         assert chart.is_visible()
         assert page.locator("#charts figcaption", has_text="train/reward").count() == 1

@@ -472,6 +472,8 @@ def test_every_asset_of_every_page_is_served_by_the_console(console: Console) ->
         assert browser.get(url).status_code == 200, url
     assert browser.get("/ui/static/..%2Fpages.py").status_code == 404
     assert browser.get("/ui/static/pages.py").status_code == 404
+    assert browser.get("/ui/static/vendor/uplot/README.md").status_code == 404  # only listed names, paths too
+    assert browser.get("/ui/static/vendor/uplot/..%2F..%2F..%2Fpages.py").status_code == 404
 
 
 def test_a_chart_is_an_svg_polyline_of_the_points() -> None:

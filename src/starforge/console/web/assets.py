@@ -15,7 +15,11 @@ __all__ = ["ASSETS", "Asset", "asset", "asset_url"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"app.css": "text/css; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
-          "jobs.js": "text/javascript; charset=utf-8", "log.js": "text/javascript; charset=utf-8"}
+          "jobs.js": "text/javascript; charset=utf-8", "log.js": "text/javascript; charset=utf-8",
+          # charts: our script and the vendored uPlot it draws with (static/vendor/uplot/README.md)
+          "charts.js": "text/javascript; charset=utf-8",
+          "vendor/uplot/uPlot.iife.min.js": "text/javascript; charset=utf-8",
+          "vendor/uplot/uPlot.min.css": "text/css; charset=utf-8"}
 
 
 @dataclass(frozen=True)

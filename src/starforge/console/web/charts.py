@@ -16,7 +16,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["MAX_POINTS", "Bar", "Chart", "Mark", "attempt_marks", "bar_chart", "charts_of", "line_chart"]
+__all__ = ["MAX_POINTS", "Bar", "Chart", "Curve", "Mark", "Plot", "attempt_marks", "bar_chart", "charts_of",
+           "line_chart", "line_plot", "runs_chart", "scatter_plot"]
 
 MAX_POINTS = 400
 _W, _H = 480, 200
@@ -112,6 +113,89 @@ def line_chart(key: str, points: Sequence[tuple[float, float]], marks: Sequence[
         f'<text class="chart-tick" x="{_W - _RIGHT}" y="{_H - 8}" text-anchor="end">step {_label(x1)}</text>'
         f'{drawn}<polyline class="chart-line" points="{line}"/>{last}</svg>'
     )
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One run's curve on a chart: the name the legend shows, its job, and its (decimated) series."""
+
+    name: str
+    job: str
+    series: Mapping[str, Any]  # run_series.Series: x, y, t, points
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A chart for `static/charts.js` (uPlot): its key, the data it draws (`payload`, sent as a JSON block), and the
+    SVG drawn without JavaScript (`svg`, empty where a table beside it is the fallback)."""
+
+    key: str
+    latest: float
+    points: int
+    payload: dict[str, Any]
+    svg: Markup
+
+
+def runs_chart(key: str, curves: Sequence[Curve]) -> Markup:
+    """Return an SVG of several runs' curves on shared axes, one colour class per run (`chart-run-<i>`), each run
+    named in a `<title>`."""
+    drawn = [(c, list(zip(c.series["x"], c.series["y"], strict=True))) for c in curves]
+    xs = [x for _c, pts in drawn for x, _y in pts] or [0.0, 1.0]
+    ys = [y for _c, pts in drawn for _x, y in pts] or [0.0, 1.0]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    x1, (y0, y1) = (x1 if x1 > x0 else x0 + 1), ((y0, y1) if y1 > y0 else (y0 - 0.5, y1 + 0.5))
+    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+    lines = ""
+    for i, (curve, pts) in enumerate(drawn):
+        line = " ".join(f"{_LEFT + (x - x0) / (x1 - x0) * plot_w:.1f},{_TOP + (y1 - y) / (y1 - y0) * plot_h:.1f}"
+                        for x, y in _thin(pts))
+        lines += (f'<polyline class="chart-line chart-run-{i % 10}" points="{line}">'
+                  f'<title>{escape(curve.name)}</title></polyline>')
+    summary = escape(f"{key}: {len(curves)} runs, steps {_label(x0)} to {_label(x1)}, values {_label(y0)} to "
+                     f"{_label(y1)}")
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {_W} {_H}" role="img" aria-label="{summary}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(key)}</title>'
+        f'<rect class="chart-frame" x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}"/>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{_TOP + 10}" text-anchor="end">{_label(y1)}</text>'
+        f'<text class="chart-tick" x="{_LEFT - 4}" y="{_H - _BOTTOM}" text-anchor="end">{_label(y0)}</text>'
+        f'<text class="chart-tick" x="{_LEFT}" y="{_H - 8}">{_label(x0)}</text>'
+        f'<text class="chart-tick" x="{_W - _RIGHT}" y="{_H - 8}" text-anchor="end">step {_label(x1)}</text>'
+        f'{lines}</svg>'
+    )
+
+
+def line_plot(key: str, curves: Sequence[Curve], marks: Sequence[Mark] = (), *, svg: bool = True) -> Plot:
+    """Return the chart of metric `key` over steps for `curves` (one per run), with `marks` (resumed attempts) drawn
+    at their steps; its fallback is `line_chart` for one run and `runs_chart` for several."""
+    runs = [{"name": c.name, "job": c.job, "x": c.series["x"], "y": c.series["y"], "t": c.series["t"]}
+            for c in curves]
+    payload = {"kind": "line", "key": key, "runs": runs, "marks": [{"step": m.step, "label": m.label} for m in marks]}
+    points = sum(int(c.series["points"]) for c in curves)
+    last = curves[-1].series["y"] if curves else []
+    fallback = Markup("")
+    if svg and len(curves) == 1:
+        fallback = line_chart(key, list(zip(curves[0].series["x"], last, strict=True)), marks)
+    elif svg:
+        fallback = runs_chart(key, curves)
+    latest = float(last[-1]) if last and len(curves) == 1 else math.nan  # of several runs: the table says
+    return Plot(key, latest, points, payload, fallback)
+
+
+def scatter_plot(param: str, metric: str, points: Sequence[tuple[str, str, Any, float]]) -> Plot:
+    """Return a scatter of `param`'s value (x) against `metric`'s final value (y), one point per run
+    (`(name, job, x, y)`); numbers are placed by value (on a log axis when they span two decades or more, all
+    above zero), anything else by category; the sweep's table is its fallback (no SVG)."""
+    numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for _n, _j, x, _y in points)
+    categories: list[str] = [] if numeric else sorted({str(x) for _n, _j, x, _y in points})
+    placed = sorted(((float(x) if numeric else float(categories.index(str(x))), y, name, job)
+                     for name, job, x, y in points), key=lambda p: p[0])
+    values = [p[0] for p in placed]
+    xlog = numeric and bool(values) and min(values) > 0 and max(values) / min(values) >= 100
+    payload = {"kind": "scatter", "key": f"{metric} by {param}", "param": param, "metric": metric, "xlog": xlog,
+               "categories": categories, "x": values, "y": [p[1] for p in placed],
+               "names": [p[2] for p in placed], "jobs": [p[3] for p in placed]}
+    return Plot(param, math.nan, len(placed), payload, Markup(""))
 
 
 def charts_of(series: dict[str, list[list[Any]]], marks: Sequence[Mark] = ()) -> list[Chart]:

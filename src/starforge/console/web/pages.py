@@ -20,10 +20,11 @@ from ..services.benchmarks import reads as bench_reads
 from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
+from ..services.jobs import run_series
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, HELD, STATUSES, TERMINAL, WAITING
 from . import job_columns as cols
-from .charts import attempt_marks, charts_of
+from .charts import Curve, Plot, attempt_marks, line_plot
 from .render import render
 from .run_words import event_words, failure_words, provenance_parts
 from .sessions import WebCaller, local_path
@@ -101,12 +102,17 @@ def jobs_live(rt: Runtime, caller: WebCaller, *, status: str = "", exp: str = ""
 def _job_parts(rt: Runtime, caller: WebCaller, ref: str) -> dict[str, Any]:
     view = job_reads.show(rt, user=caller.user, ref=ref)
     artifacts = job_reads.artifacts(rt, user=caller.user, ref=view["job_ref"])["artifacts"]
-    series = job_reads.metrics(rt, user=caller.user, ref=view["job_ref"])["series"]
-    marks = attempt_marks(view.get("attempt_history") or [])
     scores = bench_reads.run_summary(rt, user=caller.user, ref=view["job_ref"])["rows"]
-    return {"job": view, "artifacts": artifacts, "charts": charts_of(series, marks), "benchmarks": scores,
+    return {"job": view, "artifacts": artifacts, "charts": _job_plots(rt, caller, view), "benchmarks": scores,
             "final": view["status"] in TERMINAL, "failure": failure_words(view),
             "history": [event_words(e) for e in view.get("events") or []]}
+
+
+def _job_plots(rt: Runtime, caller: WebCaller, view: dict[str, Any]) -> list[Plot]:
+    """One chart per metric key of the job (decimated series), each resumed attempt marked at its step."""
+    series = run_series.runs_series(rt, user=caller.user, refs=[view["job_ref"]])[view["run_id"]]
+    marks = attempt_marks(view.get("attempt_history") or [])
+    return [line_plot(key, [Curve(view["name"], view["job_ref"], s)], marks) for key, s in series.items()]
 
 
 def job_controls(view: dict[str, Any], *, may_control: bool) -> tuple[str, ...]:
@@ -146,15 +152,18 @@ def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
 
 
 def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
-    """Return what a job's page refreshes while it runs: `{status, final, message}` and, as HTML, its facts,
-    charts, attempts, status history and artifacts."""
+    """Return what a job's page refreshes while it runs: `{status, final, message}`, its charts' data (`plots`: the
+    payloads `charts.js` redraws in place, and `no_metrics`: what to say while there are none) and, as HTML, its
+    facts, attempts, status history and artifacts."""
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
     failure = parts["failure"]  # a failed job says why in words; its exit code is a detail of its page
     message = f"Why it failed: {failure['headline']}" if failure else job.get("message") or ""
+    empty = "This job reported no metrics." if parts["final"] else "No metrics reported yet."
     return {"status": job["status"], "final": parts["final"], "message": message,
+            "plots": [plot.payload for plot in parts["charts"]], "no_metrics": empty,
             **{name: render(f"_{name}.html", **parts)
-               for name in ("facts", "charts", "benchmarks", "attempts", "history", "artifacts")}}
+               for name in ("facts", "benchmarks", "attempts", "history", "artifacts")}}
 
 
 def rejections_page(rt: Runtime, caller: WebCaller, *, limit: int = 50) -> str:

@@ -14,12 +14,14 @@ from urllib.parse import urlencode
 from ...contract import Problem
 from ..services.context import Runtime
 from ..services.errors import Rejected
+from ..services.jobs import run_series
 from ..services.sweeps import reads as sweep_reads
+from .charts import Curve, Plot, line_plot, scatter_plot
 from .pages import frame
 from .render import render
 from .sessions import WebCaller
 
-__all__ = ["Column", "sweep_page", "sweeps_page"]
+__all__ = ["Column", "sweep_page", "sweep_plots", "sweeps_page"]
 
 _RANK = "rank"
 _FIXED = {"rank": "Rank", "job": "Job", "status": "Status"}
@@ -86,6 +88,29 @@ def _columns(sweep_id: str, keys: list[str], metric: str, sort: str, descending:
     return columns
 
 
+def _run_name(run: dict[str, Any], keys: list[str]) -> str:
+    return ", ".join(f"{k}={run['params'][k]}" for k in keys if k in run["params"]) or run["job_id"]
+
+
+def sweep_plots(rt: Runtime, caller: WebCaller, sweep: dict[str, Any]) -> tuple[list[Plot], list[Plot]]:
+    """Return the sweep's charts: its ranking metric over steps, one curve per run that reported it, and one
+    scatter per varied parameter of that parameter against the metric's final value (runs without one left out)."""
+    metric, runs, keys = sweep["metric"], sweep["runs"], sweep["keys"]
+    if not metric or not runs:
+        return [], []
+    series = run_series.runs_series(rt, user=caller.user, refs=[run["job_id"] for run in runs])
+    curves = [Curve(_run_name(run, keys), run["job_id"], series[run["job_id"]][metric]) for run in runs
+              if metric in series[run["job_id"]]]
+    lines = [line_plot(metric, curves)] if curves else []
+    scatters = []
+    for key in keys:
+        points = [(_run_name(run, keys), run["job_id"], run["params"][key], float(run["value"])) for run in runs
+                  if key in run["params"] and isinstance(run["value"], int | float)]
+        if points:
+            scatters.append(scatter_plot(key, metric, points))
+    return lines, scatters
+
+
 def sweep_page(rt: Runtime, caller: WebCaller, *, sweep_id: str, metric: str = "", sort: str = _RANK,
                direction: str = "asc") -> str:
     """Return one sweep's page: its runs with their hyperparameters and final metrics, ranked by `metric` (the
@@ -100,5 +125,6 @@ def sweep_page(rt: Runtime, caller: WebCaller, *, sweep_id: str, metric: str = "
     descending = direction == "desc"
     columns = _columns(sweep["sweep_id"], keys, sweep["metric"], sort, descending)
     rows = [(run, [_cell(run, key) for key in keys]) for run in _sorted(runs, sort, descending)]
+    lines, scatters = sweep_plots(rt, caller, sweep)
     return render("sweep.html", **frame(caller, "sweeps"), sweep=sweep, rows=rows, columns=columns, metrics=metrics,
-                  problems=problems)
+                  problems=problems, lines=lines, scatters=scatters)

@@ -25,7 +25,15 @@ from ...services.jobs.queries import MAX_LIST_LIMIT
 from ...services.logs import download as log_download
 from ...services.logs import stream as log_stream
 from ...services.sweeps.reads import MAX_SWEEPS_LIMIT
-from ...web import admin_pages, benchmark_pages, diff_pages, playground_pages, share_pages, sweep_pages
+from ...web import (
+    admin_pages,
+    benchmark_pages,
+    compare_pages,
+    diff_pages,
+    playground_pages,
+    share_pages,
+    sweep_pages,
+)
 from ...web.pages import DEFAULT_ROWS
 from ..deps import client_address, refuse_nul_parameters, runtime, web_arrival, web_caller, web_visitor
 from ..errors import error_headers
@@ -263,6 +271,14 @@ def benchmarks_compare(runs: str = Query("", max_length=2000), caller: web.WebCa
     return _page(benchmark_pages.compare_page(rt, caller, runs=runs))
 
 
+@router.get("/ui/compare")
+def compare(runs: list[str] = Query([], max_length=4000), sweep: str = Query("", max_length=160),
+            exp: str = Query("", max_length=1024), caller: web.WebCaller = Caller,
+            rt: Runtime = Depends(runtime)) -> HTMLResponse:
+    """The comparison of up to 20 of the caller's runs (`?runs=a,b`, `runs` repeated, `?sweep=` or `?exp=`)."""
+    return _page(compare_pages.compare_page(rt, caller, runs=runs, sweep=sweep, exp=exp))
+
+
 @router.get("/ui/diff")
 def diff(a: str = Query("", max_length=64), b: str = Query("", max_length=64), caller: web.WebCaller = Caller,
          rt: Runtime = Depends(runtime)) -> HTMLResponse:
@@ -391,7 +407,7 @@ def admin_set_share(username: str = Form(""), weight: str = Form("", max_length=
     return _answer(share_pages.set_weight(rt, caller, username=username, weight=weight, csrf=csrf))
 
 
-@router.get("/ui/static/{name}")
+@router.get("/ui/static/{name:path}")
 def static(name: str) -> Response:
     """One of the console's own static files (404 for any other name)."""
     found = web.asset(name)

@@ -40,7 +40,8 @@ function liveJob(head) {
     setStatus(head.querySelector("[data-status]"), body.status);
     const message = document.querySelector("p[data-message]");
     if (message) message.textContent = body.message;
-    for (const part of ["facts", "charts", "benchmarks", "attempts", "history", "artifacts"]) {
+    document.dispatchEvent(new CustomEvent("sf:live", {detail: body}));  // charts.js redraws its charts in place
+    for (const part of ["facts", "benchmarks", "attempts", "history", "artifacts"]) {
       const section = document.getElementById(part);
       if (section && section.innerHTML !== body[part]) section.innerHTML = body[part];  // rendered and escaped by the console
     }
