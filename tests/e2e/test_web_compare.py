@@ -75,9 +75,9 @@ def test_three_runs_compared_hovered_zoomed_and_the_sweep_charted(browsers: Brow
     assert chart.locator("canvas").count() >= 1 and chart.locator("svg.chart").count() == 0  # uPlot replaced the SVG
     names = chart.locator(".chart-legend-name").all_inner_texts()
     assert names == [f"learning_rate={rate:g}" for rate in RATES]
-    assert "differs" in (page.locator('tr[data-row="hyperparams.learning_rate"]').get_attribute("class") or "")
-    assert "differs" not in (page.locator('tr[data-row="recipe"]').get_attribute("class") or "")
-    assert page.locator('tr[data-row="hyperparams.learning_rate"] .sr-only').inner_text() == "differs"
+    assert "differs" in (page.locator('tr[data-row="hyperparameters.learning_rate"]').get_attribute("class") or "")
+    assert "differs" not in (page.locator('tr[data-row="recipe.name"]').get_attribute("class") or "")
+    assert page.locator('tr[data-row="hyperparameters.learning_rate"] .sr-only').inner_text() == "differs"
 
     values = chart.locator(".chart-legend-value")
     assert values.all_inner_texts() == ["—"] * 3

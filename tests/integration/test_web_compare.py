@@ -78,8 +78,8 @@ def test_three_runs_compared_with_fallback_charts_and_the_differing_input_marked
     reward = payloads[1]["runs"]
     assert [r["name"] for r in reward] == [f"learning_rate={rate:g}" for rate in RATES]  # type: ignore[index]
     assert len(reward[0]["x"]) <= MAX_WIRE_POINTS and reward[0]["x"][-1] == 4999  # type: ignore[index]
-    assert 'class="differs"' in _row(page.text, "hyperparams.learning_rate")
-    assert "differs" not in _row(page.text, "recipe") and "differs" not in _row(page.text, "hyperparams.max_num_steps")
+    assert 'class="differs"' in _row(page.text, "hyperparameters.learning_rate")
+    assert "differs" not in _row(page.text, "recipe.name") and "differs" not in _row(page.text, "hyperparameters.max_num_steps")
     assert 'class="differs"' in _row(page.text, "final train/loss")
     for run in runs:
         assert f'href="/ui/jobs/{run}"' in page.text

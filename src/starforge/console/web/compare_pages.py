@@ -8,15 +8,15 @@ caller may not see is the services' NotFound (a 404 page); too many runs is a Re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ...contract import Problem
 from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
 from ..services.jobs import run_series
+from ..services.runs.inputs import flat_inputs, run_inputs
 from ..services.sweeps import reads as sweep_reads
 from .charts import Curve, Plot, line_plot
 from .pages import frame
@@ -38,39 +38,19 @@ class Row:
     differs: bool
 
 
-def _flat(prefix: str, value: Any, into: dict[str, str]) -> None:
-    if isinstance(value, Mapping) and value:
-        for key in sorted(value):
-            _flat(f"{prefix}.{key}", value[key], into)
-    else:
-        into[prefix] = value if isinstance(value, str) else _text(value)
+# what names or places one run rather than defines it: a row of these would mark every run as differing
+_HYPER = "hyperparameters."
+_NOT_COMPARED = ("placement.engine_ref", "lab.bundle", "model.init_from.resolved")
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def run_inputs_flat(spec: dict[str, Any], job_view: dict[str, Any]) -> dict[str, str]:
-    """Return a run's inputs as flat `{name: text}`: recipe name@version, model base, profile, each hyperparameter
-    (`hyperparams.<dotted.key>`), lab commit (with "(dirty)") and image. The one place the comparison learns what a
-    run is made of."""
-    body = spec.get("spec") or {}
-    recipe = body.get("recipe") or {}
-    framework = body.get("framework") or {}
-    provenance = spec.get("provenance") or {}
-    inputs = {"recipe": f"{recipe.get('name', '')}@{recipe.get('version', '')}",
-              "model": str((body.get("model") or {}).get("base") or ""),
-              "profile": str(job_view.get("profile") or "")}
-    for key, value in sorted((body.get("hyperparams") or {}).items()):
-        _flat(f"hyperparams.{key}", value, inputs)
-    commit = str(provenance.get("git_commit") or "")
-    inputs["lab commit"] = commit + (" (dirty)" if commit and provenance.get("git_dirty") else "")
-    inputs["image"] = str(framework.get("image") or f"{framework.get('kind', '')} {framework.get('version', '')}".strip())
-    return inputs
+def run_inputs_flat(rt: Runtime, caller: WebCaller, refs: Sequence[str]) -> list[dict[str, str]]:
+    """Return each run's inputs as flat `{name: text}` (`services.runs.inputs.flat_inputs`, the rows the diff
+    compares too), leaving out the merged config's rows that every run shares (the config is long; its differing
+    rows stay) and what only names a run (its engine reference, its bundle's digest)."""
+    flat = [flat_inputs(run_inputs(rt, user=caller.user, ref=ref)) for ref in refs]
+    keys = dict.fromkeys(k for each in flat for k in each)
+    same = {k for k in keys if k.startswith("config.") and len({each.get(k) for each in flat}) == 1}
+    return [{k: v for k, v in each.items() if k not in same and k not in _NOT_COMPARED} for each in flat]
 
 
 def _refs(rt: Runtime, caller: WebCaller, runs: Sequence[str], sweep: str, exp: str) -> list[str]:
@@ -86,8 +66,8 @@ def _names(inputs: list[dict[str, str]], refs: list[str]) -> list[str]:
     """Each run named by the inputs that differ between the runs (hyperparameters first), else by its job."""
     keys = list(dict.fromkeys(k for each in inputs for k in each))
     differing = [k for k in keys if len({each.get(k, "") for each in inputs}) > 1]
-    differing.sort(key=lambda k: (not k.startswith("hyperparams."), keys.index(k)))
-    names = [", ".join(f"{k.removeprefix('hyperparams.')}={each.get(k, '—')}" for k in differing[:3]) or ref
+    differing.sort(key=lambda k: (not k.startswith(_HYPER), keys.index(k)))
+    names = [", ".join(f"{k.removeprefix(_HYPER)}={each.get(k, '—')}" for k in differing[:3]) or ref
              for each, ref in zip(inputs, refs, strict=True)]
     return [name if names.count(name) == 1 else f"{ref} {name}" for name, ref in zip(names, refs, strict=True)]
 
@@ -116,8 +96,7 @@ def compare_page(rt: Runtime, caller: WebCaller, *, runs: Sequence[str] = (), sw
     views = [job_reads.show(rt, user=caller.user, ref=ref) for ref in refs]
     refs = [view["job_ref"] for view in views]
     series = run_series.runs_series(rt, user=caller.user, refs=refs)
-    inputs = [run_inputs_flat(job_reads.jobspec(rt, user=caller.user, ref=ref), view)
-              for ref, view in zip(refs, views, strict=True)]
+    inputs = run_inputs_flat(rt, caller, refs)
     names = _names(inputs, refs)
     per_run = [series[view["run_id"]] for view in views]
     keys = sorted({key for each in per_run for key in each})
