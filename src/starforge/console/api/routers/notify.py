@@ -13,12 +13,13 @@ from ...services.context import Runtime
 from ...services.notify import deliveries, hooks
 from ..body import read_json_object
 from ..deps import current_user, refuse_nul_parameters, runtime
+from ._openapi import NOTIFY_HOOK
 
 router = APIRouter(dependencies=[Depends(refuse_nul_parameters)])
 _ID = Path(ge=1, le=2**63 - 1)
 
 
-@router.post("/api/notify/hooks", status_code=201)
+@router.post("/api/notify/hooks", status_code=201, openapi_extra=NOTIFY_HOOK)
 async def add_hook(request: Request, user: UserView = Depends(current_user),
                    rt: Runtime = Depends(runtime)) -> dict[str, Any]:
     """Add a webhook `{url, events?}`; the signing secret is in this answer only."""

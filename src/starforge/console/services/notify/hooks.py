@@ -88,7 +88,6 @@ def remove_hook(rt: Runtime, *, user: UserView, hook_id: int) -> dict[str, Any]:
     """Remove the caller's webhook `hook_id` with its deliveries (nothing more is sent to it)."""
     with rt.db.write() as db:
         row = own_hook(db, user, hook_id)
-        view = hook_view(row)
-        db.query(WebhookDelivery).filter(WebhookDelivery.hook_id == hook_id).delete()
-        db.delete(row)
-        return {"id": view["id"], "url": view["url"], "removed": True}
+        removed = {"id": row.id, "url": row.url, "removed": True}
+        db.delete(row)  # its deliveries and their attempts go with it (ON DELETE CASCADE)
+        return removed
