@@ -218,3 +218,23 @@ def test_loopback_is_refused_without_the_operators_setting(tmp_path_factory: pyt
             assert "notify.allow_hosts" in problem["hint"]
     finally:
         closed.stop()
+
+
+def test_on_postgresql_a_job_delivers_its_signed_event_once(tmp_path_factory: pytest.TempPathFactory,
+                                                            receiver: Receiver) -> None:
+    pg = make_console(tmp_path_factory, "postgres", config={**DEFAULT_CONFIG, "profiles": PROFILES,
+                                                            "notify": NOTIFY})
+    pg.start()
+    try:
+        with pg.client(pg.token_for(unique("np"))) as api:
+            receiver.failing["/pg"] = 1
+            hook = api.post("/api/notify/hooks", json={"url": f"{receiver.url}/pg", "events": ["succeeded"]}).json()
+            job = _job(api, "pg", "echo fine\n")
+            assert wait_for_end(api, job)["status"] == "succeeded"
+            [delivery] = _wait_delivered(api, hook["id"], 1)
+            assert delivery["state"] == "delivered" and delivery["attempts"] == 2
+            got = receiver.wait_for("/pg", 2)
+            assert all(verify_webhook(hook["secret"], h["X-StarForge-Signature"], b) for h, b in got)
+            assert {json.loads(b)["data"]["job_ref"] for _, b in got} == {job}
+    finally:
+        pg.stop()
