@@ -26,11 +26,10 @@ class Notify:
     """
 
     def __init__(self, http: Http, bearer: Callable[[], str]) -> None:
-        self._http = http
-        self._bearer = bearer
+        self._request, self._bearer = http.request, bearer
 
     def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return self._http.request(method, path, token=self._bearer(), json_body=body)
+        return self._request(method, path, token=self._bearer(), json_body=body)
 
     def add(self, url: str, events: Sequence[str] | None = None) -> dict[str, Any]:
         """Add a webhook POSTing your jobs' `events` (default: succeeded, failed, preempted) to `url`; return
