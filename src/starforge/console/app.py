@@ -37,6 +37,7 @@ from .api.routers import (
     meta,
     metrics,
     models,
+    notify,
     plugins,
     runs,
     services,
@@ -61,6 +62,7 @@ from .store import Database
 
 if TYPE_CHECKING:
     from .scheduler import BackgroundLoop
+    from .services.notify.sender import NotifySender
 
 __all__ = ["Opened", "bootstrap_admin", "build_console", "create_app", "open_state"]
 
@@ -165,7 +167,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        loops: list[BackgroundLoop] = []
+        loops: list[BackgroundLoop | NotifySender] = []
         if built.engines is not None:
             loops = start_background(built)
         try:
@@ -193,7 +195,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web, metrics):
+                   models, volumes, services, benchmarks, web, metrics, notify):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

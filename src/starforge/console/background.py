@@ -16,6 +16,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .scheduler import BackgroundLoop
+    from .services.notify.sender import NotifySender
 
 __all__ = ["build_engines", "job_uids", "prepare_isolation", "start_background"]
 
@@ -55,13 +56,16 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
     return Engines(built, settings.engine_of)
 
 
-def start_background(console: Console) -> list[BackgroundLoop]:
-    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines; return the
-    started loops (each with `stop()`)."""
+def start_background(console: Console) -> list[BackgroundLoop | NotifySender]:
+    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines, and the
+    webhook sender beside it; return the started loops (each with `stop()`)."""
     from .scheduler import BackgroundLoop, Scheduler
+    from .services.notify.sender import NotifySender
 
     assert console.engines is not None, "a console without engines runs no background work"
     rt = console.runtime
     loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes, images=console.images), rt.settings.scheduler_interval)
     loop.start()
-    return [loop]
+    sender = NotifySender(rt)  # the process that schedules is the one that sends (its deliveries are leased)
+    sender.start()
+    return [loop, sender]
