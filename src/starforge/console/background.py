@@ -4,7 +4,7 @@ from the engine registry (`build_engines`), and the background loop (`start_back
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..engines import registry
 from ..engines.base import Executor
@@ -14,10 +14,14 @@ from ..engines.routing import Engines
 from .runtime import Console
 from .settings import Settings
 
-if TYPE_CHECKING:
-    from .scheduler import BackgroundLoop
+__all__ = ["Loop", "build_engines", "job_uids", "prepare_isolation", "start_background"]
 
-__all__ = ["build_engines", "job_uids", "prepare_isolation", "start_background"]
+
+class Loop(Protocol):
+    """A started background loop."""
+
+    def stop(self) -> None:
+        """Stop it (after its current round of work)."""
 
 
 def prepare_isolation(settings: Settings) -> Isolation:
@@ -55,7 +59,7 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
     return Engines(built, settings.engine_of)
 
 
-def start_background(console: Console) -> list[BackgroundLoop]:
+def start_background(console: Console) -> list[Loop]:
     """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines; return the
     started loops (each with `stop()`)."""
     from .scheduler import BackgroundLoop, Scheduler
@@ -64,4 +68,10 @@ def start_background(console: Console) -> list[BackgroundLoop]:
     rt = console.runtime
     loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes, images=console.images), rt.settings.scheduler_interval)
     loop.start()
-    return [loop]
+    if not rt.settings.mlflow.on:
+        return [loop]
+    from .services.mirror import MirrorLoop
+
+    mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
+    mirror.start()
+    return [loop, mirror]

@@ -1,0 +1,8 @@
+"""A job's platform metrics mirrored to an MLflow tracking server: which URLs are allowed (`targets`), the rows
+that remember each job's MLflow run and progress (`outbox`), one delivery (`deliver`), the thread that runs them
+(`MirrorLoop`) and what the owner reads (`mirror_of`)."""
+
+from .loop import MirrorLoop
+from .view import mirror_of
+
+__all__ = ["MirrorLoop", "mirror_of"]
