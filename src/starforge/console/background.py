@@ -70,7 +70,7 @@ def start_background(console: Console) -> list[Loop]:
     loop.start()
     if not rt.settings.mlflow.on:
         return [loop]
-    from .services.mirror import MirrorLoop
+    from .services.mirror.loop import MirrorLoop
 
     mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
     mirror.start()
