@@ -78,10 +78,21 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowSe
     server.stop()
 
 
+MIRROR_CONFIG = {**DEFAULT_CONFIG,
+                 "mlflow": {"allow_hosts": ["127.0.0.1"], "allow_loopback": True, "interval_seconds": 0.2}}
+
+
 @pytest.fixture(scope="module")
 def mirror_console(tmp_path_factory: pytest.TempPathFactory, mlflow_server: MlflowServer) -> Iterator[ConsoleProcess]:
-    config = {**DEFAULT_CONFIG, "mlflow": {"allow_hosts": ["127.0.0.1"], "allow_loopback": True, "interval_seconds": 0.2}}
-    proc = make_console(tmp_path_factory, "sqlite", config=config)
+    proc = make_console(tmp_path_factory, "sqlite", config=MIRROR_CONFIG)
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def pg_mirror_console(tmp_path_factory: pytest.TempPathFactory, mlflow_server: MlflowServer) -> Iterator[ConsoleProcess]:
+    proc = make_console(tmp_path_factory, "postgres", config=MIRROR_CONFIG)
     proc.start()
     yield proc
     proc.stop()
@@ -115,6 +126,14 @@ def _until(api: httpx.Client, job: str, done: Any, what: str, timeout: float = 1
 
 def test_two_attempts_land_in_one_mlflow_run_that_ends_finished(mirror_console: ConsoleProcess,
                                                                 mlflow_server: MlflowServer) -> None:
+    _two_attempts(mirror_console, mlflow_server)
+
+
+def test_two_attempts_on_postgresql(pg_mirror_console: ConsoleProcess, mlflow_server: MlflowServer) -> None:
+    _two_attempts(pg_mirror_console, mlflow_server)
+
+
+def _two_attempts(mirror_console: ConsoleProcess, mlflow_server: MlflowServer) -> None:
     from mlflow import MlflowClient
 
     user = unique("mlf")

@@ -2,7 +2,7 @@
 external-observability recipe, wakes the mirrors of jobs that started again, claims the due ones and delivers them;
 ingestion and the scheduler never wait for it.
 
-Tier: background loop (its own transactions through `outbox` and `deliver`).
+Tier: use case (a background loop: its own short transactions, and `deliver` for each due mirror).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 use): make a job's run in its experiment with its tags and parameters, log a batch of points, set the run's status.
 Every call raises `MirrorUnavailable` with a readable message when the tracking server cannot be reached or refuses.
 
-Tier: adapter (HTTP to the tracking server; no store).
+Tier: shared (the tracking server's client; no store, no transaction).
 """
 
 from __future__ import annotations
@@ -105,8 +105,11 @@ def _key(key: str) -> str:
 def _calls(tracking_uri: str) -> Iterator[MlflowClient]:
     """Yield a client of one tracking server for a few calls; their failures become MirrorUnavailable."""
     _quick_failures()
-    from mlflow import MlflowClient
-
+    try:
+        from mlflow import MlflowClient
+    except ImportError as exc:
+        raise MirrorUnavailable("this console has no MLflow client: its operator installs the `mlflow` extra "
+                                "(pip install 'starforge-platform[mlflow]')") from exc
     try:
         yield MlflowClient(tracking_uri=tracking_uri)
     except Exception as exc:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ....recipes import Catalog
@@ -95,7 +95,7 @@ def sent_before_attempt(db: Session, job_id: str, sent: int, resume_step: int | 
     attempt kept. A later attempt drops the points beyond the step it resumes from (every stepped point when it
     starts over: `jobs.attempts.drop_replayed`), and SQLite may give the attempt's own points the ids the dropped
     ones had; the kept ones are the points without a step or at most at `resume_step`."""
-    kept = MetricPoint.step.is_(None)
+    kept: ColumnElement[bool] = MetricPoint.step.is_(None)
     if resume_step is not None:
         kept = or_(kept, MetricPoint.step <= resume_step)
     found = db.scalar(select(func.max(MetricPoint.id)).where(MetricPoint.run_id == job_id, MetricPoint.id <= sent, kept))

@@ -3,7 +3,7 @@ tracking URI to use, or why the URL is refused (not an allowed host, loopback th
 link-local or otherwise unroutable address). The console itself connects there, so the same care as any outgoing
 request applies.
 
-Tier: pure (name resolution only; no store, no HTTP).
+Tier: shared (pure rules and name resolution; no store, no HTTP).
 """
 
 from __future__ import annotations
