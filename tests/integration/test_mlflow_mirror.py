@@ -178,7 +178,17 @@ def test_a_stopped_job_ends_killed_and_an_unlisted_host_is_refused(mirror_consol
            and s["job"]["status"] == "running", "the running job's points were not mirrored")
     assert api.post("/api/job/stop", params={"id": sleeper}).status_code == 200
     seen = _until(api, sleeper, lambda s: s["mirror"]["state"] == "done", "the stopped job's run did not end")
-    assert MlflowClient(tracking_uri=mlflow_server.url).get_run(seen["mirror"]["mlflow_run_id"]).info.status == "KILLED"
+    client = MlflowClient(tracking_uri=mlflow_server.url)
+    run_id = seen["mirror"]["mlflow_run_id"]
+    assert client.get_run(run_id).info.status == "KILLED"
+    # `sf job retry`: the same job again, whose run is marked running again and ended again when it is stopped
+    assert api.post("/api/job/retry", params={"id": sleeper}).status_code == 200
+    _until(api, sleeper, lambda s: s["mirror"]["state"] == "mirroring" and s["mirror"]["run_status"] == "RUNNING"
+           and s["job"]["status"] == "running", "the retried job's run was not marked running again")
+    assert client.get_run(run_id).info.status == "RUNNING"
+    assert api.post("/api/job/stop", params={"id": sleeper}).status_code == 200
+    seen = _until(api, sleeper, lambda s: s["mirror"]["state"] == "done", "the retried job's run did not end")
+    assert seen["mirror"]["mlflow_run_id"] == run_id and client.get_run(run_id).info.status == "KILLED"
 
     elsewhere = _custom_job(api, "elsewhere", "https://wandb.example.com/team/p", "echo hi\n")
     seen = _until(api, elsewhere, lambda s: s["mirror"] is not None, "no mirror decision")

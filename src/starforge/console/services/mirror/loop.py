@@ -24,6 +24,9 @@ __all__ = ["MirrorLoop"]
 log = logging.getLogger("starforge.mirror")
 
 LEASE_SECONDS = 120.0
+# new jobs are looked for among those submitted since the previous look, less this margin (a batch of submissions
+# commits after the time it records; another process's clock may differ a little); the first look reads them all
+LOOK_BACK_SECONDS = 300.0
 
 
 class MirrorLoop:
@@ -34,6 +37,7 @@ class MirrorLoop:
         self.settings = rt.settings.mlflow
         self.resolver = resolver
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._since = 0.0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="starforge-mlflow-mirror", daemon=True)
 
@@ -50,12 +54,18 @@ class MirrorLoop:
         """Record new mirrors, wake those of restarted jobs, then deliver every due one."""
         now = time.time()
         recipes = outbox.external_recipes(self.rt.catalog)
+        with self.rt.db.read() as s:
+            found = [(job.id, outbox.observability_url(job)) for job in
+                     outbox.jobs_to_mirror(s, recipes, since=self._since)]
+        # names are resolved outside the write transaction: a slow DNS answer must not hold the store's writer
+        targets = [(job_id, mirror_target(url, self.settings, resolver=self.resolver)) for job_id, url in found]
         with self.rt.db.write() as s:
-            for job in outbox.jobs_to_mirror(s, recipes):
-                outbox.add_mirror(s, job, mirror_target(outbox.observability_url(job), self.settings,
-                                                        resolver=self.resolver), now)
+            for job_id, target in targets:
+                outbox.add_mirror(s, job_id, target, now)
             outbox.reawaken(s, now)
             claimed = outbox.claim_due(s, self.owner, now, LEASE_SECONDS)
+        if len(found) < 100:  # all new jobs seen: the next look starts later
+            self._since = now - LOOK_BACK_SECONDS
         for job_id in claimed:
             if self._stopping.is_set():
                 break

@@ -32,13 +32,13 @@ def external_recipes(catalog: Catalog) -> tuple[str, ...]:
     return tuple(sorted(r.id for r in catalog if r.observability == "external"))
 
 
-def jobs_to_mirror(db: Session, recipes: Sequence[str], limit: int = 100) -> list[Job]:
-    """Return jobs of `recipes` that have no mirror row yet."""
+def jobs_to_mirror(db: Session, recipes: Sequence[str], *, since: float = 0.0, limit: int = 100) -> list[Job]:
+    """Return jobs of `recipes` submitted at `since` or later that have no mirror row yet, oldest first."""
     if not recipes:
         return []
     known = exists().where(MlflowMirror.job_id == Job.id)
-    return list(db.scalars(select(Job).where(Job.recipe.in_(recipes), ~known).order_by(Job.submitted_at)
-                           .limit(limit)))
+    return list(db.scalars(select(Job).where(Job.recipe.in_(recipes), Job.submitted_at >= since, ~known)
+                           .order_by(Job.submitted_at).limit(limit)))
 
 
 def observability_url(job: Job) -> str:
@@ -49,9 +49,12 @@ def observability_url(job: Job) -> str:
     return url if isinstance(url, str) else ""
 
 
-def add_mirror(db: Session, job: Job, target: Target, now: float) -> MlflowMirror:
-    """Record the job's mirror: to be delivered when its target is allowed, else refused with the reason."""
-    row = MlflowMirror(job_id=job.id, tracking_uri=target.tracking_uri, state=REFUSED if target.refused else MIRRORING,
+def add_mirror(db: Session, job_id: str, target: Target, now: float) -> MlflowMirror | None:
+    """Record the job's mirror: to be delivered when its target is allowed, else refused with the reason (None when
+    another process recorded it first, or the job is gone)."""
+    if db.get(MlflowMirror, job_id) is not None or db.get(Job, job_id) is None:
+        return None
+    row = MlflowMirror(job_id=job_id, tracking_uri=target.tracking_uri, state=REFUSED if target.refused else MIRRORING,
                        mlflow_run_id="", sent_point_id=0, attempt=0, run_status="", failures=0, error=target.refused,
                        next_try_at=now, lease_owner="", lease_expires_at=0.0, updated_at=now)
     db.add(row)
