@@ -2,7 +2,7 @@
 backend in a temporary folder): a custom job reporting to that server's URL fails its first attempt and succeeds on
 its automatic restart; the MLflow run (one, continued across both attempts) has every step of both, the job's tags,
 and ends FINISHED. A stopped job's run ends KILLED; a URL on no allowed host is refused (shown to the owner, never
-sent); points sent while the server is down arrive once it is back. The console is told loopback is allowed."""
+sent); points sent while the server is unreachable (behind a closed relay) arrive once it is back. The console is told loopback is allowed."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +68,52 @@ class MlflowServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+
+
+class Gate:
+    """A TCP relay on 127.0.0.1 in front of the MLflow server that the test closes (refusing connections and cutting
+    the open ones: a server gone down) and opens again, without restarting the server."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+
+    def open(self) -> None:
+        listener = socket.create_server(("127.0.0.1", self.port))
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        for conn in self._open:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+        self._open.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
 
 
 @pytest.fixture(scope="module")
@@ -201,15 +249,16 @@ def test_points_sent_while_the_server_is_down_arrive_when_it_is_back(mirror_cons
     from mlflow import MlflowClient
 
     api = mirror_console.client(mirror_console.token_for(unique("mlf")))
-    mlflow_server.stop()
+    gate = Gate(mlflow_server.port)  # the job's tracking server is behind the gate, closed for now
     try:
-        job = _custom_job(api, "outage", mlflow_server.url, REPORT.format(steps="range(4)"))
+        job = _custom_job(api, "outage", gate.url, REPORT.format(steps="range(4)"))
         seen = _until(api, job, lambda s: s["mirror"] and s["mirror"]["failures"] >= 1,
                       "the outage was not shown to the owner")
         assert "MLflow at" in seen["mirror"]["error"] and seen["mirror"]["state"] == "mirroring"
+        gate.open()
+        seen = _until(api, job, lambda s: s["mirror"]["state"] == "done", "the mirror did not catch up", timeout=180)
     finally:
-        mlflow_server.start()
-    seen = _until(api, job, lambda s: s["mirror"]["state"] == "done", "the mirror did not catch up", timeout=180)
+        gate.close()
     assert seen["mirror"]["error"] is None and seen["mirror"]["failures"] == 0
     history = MlflowClient(tracking_uri=mlflow_server.url).get_metric_history(seen["mirror"]["mlflow_run_id"],
                                                                               "train/loss")
