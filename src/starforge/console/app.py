@@ -10,7 +10,6 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -36,6 +35,7 @@ from .api.routers import (
     logs,
     meta,
     metrics,
+    mirror,
     models,
     notify,
     plugins,
@@ -45,7 +45,7 @@ from .api.routers import (
     volumes,
     web,
 )
-from .background import build_engines, prepare_isolation, start_background
+from .background import Loop, build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, cache_sizes, console_identity, load_served_catalog
@@ -59,10 +59,6 @@ from .services.observability import Observations
 from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
-
-if TYPE_CHECKING:
-    from .scheduler import BackgroundLoop
-    from .services.notify.sender import NotifySender
 
 __all__ = ["Opened", "bootstrap_admin", "build_console", "create_app", "open_state"]
 
@@ -167,7 +163,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        loops: list[BackgroundLoop | NotifySender] = []
+        loops: list[Loop] = []
         if built.engines is not None:
             loops = start_background(built)
         try:
@@ -195,7 +191,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web, metrics, notify):
+                   models, volumes, services, benchmarks, web, metrics, notify, mirror):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

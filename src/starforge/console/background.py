@@ -4,7 +4,7 @@ from the engine registry (`build_engines`), and the background loop (`start_back
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..engines import registry
 from ..engines.base import Executor
@@ -14,11 +14,14 @@ from ..engines.routing import Engines
 from .runtime import Console
 from .settings import Settings
 
-if TYPE_CHECKING:
-    from .scheduler import BackgroundLoop
-    from .services.notify.sender import NotifySender
+__all__ = ["Loop", "build_engines", "job_uids", "prepare_isolation", "start_background"]
 
-__all__ = ["build_engines", "job_uids", "prepare_isolation", "start_background"]
+
+class Loop(Protocol):
+    """A started background loop."""
+
+    def stop(self) -> None:
+        """Stop it (after its current round of work)."""
 
 
 def prepare_isolation(settings: Settings) -> Isolation:
@@ -56,9 +59,10 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
     return Engines(built, settings.engine_of)
 
 
-def start_background(console: Console) -> list[BackgroundLoop | NotifySender]:
-    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines, and the
-    webhook sender beside it; return the started loops (each with `stop()`)."""
+def start_background(console: Console) -> list[Loop]:
+    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines, the webhook
+    sender beside it and, when `mlflow:` names a tracking server, the metrics mirror; return the started loops (each
+    with `stop()`)."""
     from .scheduler import BackgroundLoop, Scheduler
     from .services.notify.sender import NotifySender
 
@@ -68,4 +72,10 @@ def start_background(console: Console) -> list[BackgroundLoop | NotifySender]:
     loop.start()
     sender = NotifySender(rt)  # the process that schedules is the one that sends (its deliveries are leased)
     sender.start()
-    return [loop, sender]
+    if not rt.settings.mlflow.on:
+        return [loop, sender]
+    from .services.mirror.loop import MirrorLoop
+
+    mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
+    mirror.start()
+    return [loop, sender, mirror]

@@ -449,3 +449,25 @@ class WebhookAttempt(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     next_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     __table_args__ = (Index("ix_webhook_attempts_delivery", "delivery_id"),)
+
+
+class MlflowMirror(Base):
+    """A job's metrics mirrored to one MLflow run (`services.mirror`): where to, the MLflow run once made, the last
+    point sent (`sent_point_id`, a `metrics.id`), the MLflow status last set, and the delivery's failures. One row per
+    job: every attempt of the job logs to the same MLflow run."""
+
+    __tablename__ = "mlflow_mirrors"
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    tracking_uri: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))  # mirroring | done | refused | gave_up
+    mlflow_run_id: Mapped[str] = mapped_column(String(64), default="")
+    sent_point_id: Mapped[int] = mapped_column(Integer, default=0)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)  # the job's attempt `sent_point_id` is counted in
+    run_status: Mapped[str] = mapped_column(String(16), default="")  # "" | RUNNING | FINISHED | FAILED | KILLED
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # failed deliveries in a row
+    error: Mapped[str] = mapped_column(Text, default="")  # the last failure (or why the URL is refused)
+    next_try_at: Mapped[float] = mapped_column(Float, default=0.0)
+    lease_owner: Mapped[str] = mapped_column(String(64), default="")  # the process delivering it now
+    lease_expires_at: Mapped[float] = mapped_column(Float, default=0.0)
+    updated_at: Mapped[float] = mapped_column(Float, default=0.0)
+    __table_args__ = (Index("ix_mlflow_mirrors_state", "state", "next_try_at"),)
