@@ -18,8 +18,8 @@ from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
 from ..engines.ray.config import RaySettings
 from ..engines.runtimes.config import RuntimeSettings, runtime_settings_from
 from ..engines.slurm.config import SlurmSettings
-from .notify_config import NotifySettings, read_notify
 from .mirror_config import MlflowMirrorSettings, read_mlflow_mirror
+from .notify_config import NotifySettings, read_notify
 from .scheduling_config import (
     FairShareSettings,
     PreemptionSettings,

@@ -8,13 +8,13 @@ Tier: shared (pure rules and name resolution; no store, no HTTP).
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ...mirror_config import MlflowMirrorSettings
+from ..outbound import address_kind, ip_of
+from ..outbound import resolve as resolve_all
 
 __all__ = ["Resolver", "Target", "mirror_target", "resolve"]
 
@@ -32,10 +32,9 @@ class Target:
 def resolve(host: str, port: int) -> list[str]:
     """Return the addresses `host` resolves to (empty when it does not)."""
     try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return sorted(resolve_all(host, port))
     except (OSError, UnicodeError):
         return []
-    return sorted({str(info[4][0]) for info in found})
 
 
 def mirror_target(url: str, settings: MlflowMirrorSettings, *, resolver: Resolver = resolve) -> Target:
@@ -58,21 +57,21 @@ def mirror_target(url: str, settings: MlflowMirrorSettings, *, resolver: Resolve
     if not addresses:
         return Target(refused=f"{host} does not resolve")
     for text in addresses:
-        why = _unroutable(ipaddress.ip_address(text.split("%", 1)[0]), settings.allow_loopback)
+        why = _refused(address_kind(ip_of(text)), settings.allow_loopback)
         if why:
             return Target(refused=f"{host} resolves to {text}, {why}")
     path = parts.path.rstrip("/")
     return Target(tracking_uri=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}{path}")
 
 
-def _unroutable(address: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loopback: bool) -> str:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
-    if address.is_link_local:
+def _refused(kind: str, allow_loopback: bool) -> str:
+    """Why an address of an allowed host is still not mirrored to ("" when it is): private space is the operator's
+    own MLflow server, named in `allow_hosts`; loopback only when allowed; metadata, link-local and unroutable
+    addresses never."""
+    if kind in ("metadata", "link-local"):
         return "a link-local address (cloud metadata services live there): never mirrored to"
-    if address.is_loopback:
+    if kind == "loopback":
         return "" if allow_loopback else "a loopback address: mirrored to only when mlflow.allow_loopback is true"
-    if address.is_unspecified or address.is_multicast or address.is_reserved:
+    if kind == "unroutable":
         return "an address no server listens on"
     return ""

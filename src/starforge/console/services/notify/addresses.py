@@ -20,15 +20,15 @@ from urllib.parse import urlsplit
 
 from ....contract import Problem
 from ...settings import Settings
+from ..outbound import Address, address_kind, resolve
+from ..outbound import ip_of as _ip
 
 __all__ = ["MAX_URL", "Resolver", "Target", "check_url", "resolve"]
 
 MAX_URL = 2000
-METADATA = frozenset({ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")})
 _WILDCARDS = ("", "0.0.0.0", "::")
 _ALLOW_HINT = "an operator may allow such addresses with `notify.allow_hosts` (docs/console.md#notifications)"
 
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Sequence[str]]
 
 
@@ -41,18 +41,6 @@ class Target:
     port: int
     path: str
     addresses: tuple[str, ...]
-
-
-def resolve(host: str, port: int) -> list[str]:
-    """Return every address `host` resolves to for a TCP connection to `port` (OSError when it does not)."""
-    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in found))
-
-
-def _ip(text: str) -> Address:
-    ip = ipaddress.ip_address(text.split("%", 1)[0])
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return mapped if mapped is not None else ip
 
 
 def _problem(code: str, message: str, hint: str) -> list[Problem]:
@@ -86,7 +74,8 @@ def _allowed(ip: Address, settings: Settings) -> bool:
 
 
 def _refusal(ip: Address, port: int, settings: Settings, own: set[tuple[Address, int]]) -> list[Problem]:
-    if ip in METADATA:
+    kind = address_kind(ip)
+    if kind == "metadata":
         return _problem("metadata_address", f"{ip} is the cloud metadata address",
                         "a hook must point at a receiver of yours on a public address")
     if (ip, port) in own or (ip.is_unspecified and port == settings.port):
@@ -94,8 +83,7 @@ def _refusal(ip: Address, port: int, settings: Settings, own: set[tuple[Address,
                         "a hook must point at a receiver of yours, not at the console")
     if _allowed(ip, settings):
         return []
-    if ip.is_loopback or ip.is_link_local or ip.is_private or ip.is_unspecified or ip.is_multicast or \
-            ip.is_reserved or not ip.is_global:
+    if kind != "public":
         return _problem("private_address", f"{ip} is not a public address (loopback, link-local or private)",
                         _ALLOW_HINT)
     return []
