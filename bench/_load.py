@@ -49,7 +49,8 @@ def require_hey() -> str:
         found = shutil.which("hey")
         if found:
             return found
-    sys.exit("hey is not installed: apt-get install hey (Debian's HTTP load generator)")
+    sys.exit("hey is not installed: scripts/services.sh up installs it (or apt-get install hey: Debian's HTTP load "
+             "generator)")
 
 
 def _ms(text: str, percent: int) -> float:

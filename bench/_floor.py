@@ -1,0 +1,71 @@
+"""The floor of the HTTP benchmarks: an empty FastAPI POST app served by uvicorn with the console's own settings.
+
+`python bench/_floor.py PORT` serves `POST /` (reads the body, answers `{"ok": true}`) on 127.0.0.1:PORT with the
+console's HTTP protocol (httptools, headers bounded as the console bounds them), the standard event loop, no access
+log and the same keep-alive; `floor(...)` runs the same `hey` load against it as against the console, so each figure
+can be read beside what this machine's FastAPI, uvicorn and hey reach with no work at all.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def app() -> object:
+    """Return the floor application: one POST route that reads its body and answers a constant."""
+    from fastapi import FastAPI, Request
+
+    floor = FastAPI()
+
+    @floor.post("/")
+    async def empty(request: Request) -> dict[str, bool]:
+        await request.body()
+        return {"ok": True}
+
+    return floor
+
+
+@contextmanager
+def floor_server(workers: int = 1) -> Iterator[str]:
+    """Start the floor app (`workers` processes on one port) and yield its URL; stop it on exit."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, __file__, str(port), str(workers)])
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError("the floor app exited early") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def main(port: int, workers: int) -> None:
+    import uvicorn
+
+    from starforge.console.http_protocol import http_protocol
+    from starforge.console.server import MAX_HEADER_BYTES
+
+    uvicorn.run("bench._floor:app", factory=True, host="127.0.0.1", port=port, workers=workers,
+                log_level="warning", access_log=False, http=http_protocol(MAX_HEADER_BYTES),  # type: ignore[arg-type]
+                h11_max_incomplete_event_size=MAX_HEADER_BYTES, loop="asyncio", timeout_keep_alive=5)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1)
