@@ -18,6 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._load import Load, hey  # noqa: E402
+
 
 def app() -> object:
     """Return the floor application: one POST route that reads its body and answers a constant."""
@@ -56,15 +58,27 @@ def floor_server(workers: int = 1) -> Iterator[str]:
         proc.wait(timeout=20)
 
 
+def floor_loads(*, clients: tuple[int, ...], seconds: float, body: Path, headers: dict[str, str],
+                workers: int = 1) -> dict[int, Load]:
+    """Return what `hey` measures against the floor app (served by `workers` processes) at each of `clients`, with the
+    body and headers a benchmark sends the console."""
+    with floor_server(workers) as url:
+        hey(url, clients=8, seconds=1, body=body, headers=headers)  # warm up, as the benchmarks do
+        return {c: hey(url, clients=c, seconds=seconds, body=body, headers=headers) for c in clients}
+
+
 def main(port: int, workers: int) -> None:
     import uvicorn
 
     from starforge.console.http_protocol import http_protocol
     from starforge.console.server import MAX_HEADER_BYTES
 
-    uvicorn.run("bench._floor:app", factory=True, host="127.0.0.1", port=port, workers=workers,
-                log_level="warning", access_log=False, http=http_protocol(MAX_HEADER_BYTES),  # type: ignore[arg-type]
-                h11_max_incomplete_event_size=MAX_HEADER_BYTES, loop="asyncio", timeout_keep_alive=5)
+    # several workers are started by uvicorn from the protocol's name: the console's bounded-headers protocol is a
+    # class made at run time, which uvicorn cannot hand to a worker process
+    protocol = http_protocol(MAX_HEADER_BYTES) if workers == 1 else "httptools"
+    uvicorn.run("bench._floor:app", factory=True, host="127.0.0.1", port=port, workers=workers, log_level="warning",
+                access_log=False, http=protocol, h11_max_incomplete_event_size=MAX_HEADER_BYTES, loop="asyncio",
+                timeout_keep_alive=5)
 
 
 if __name__ == "__main__":

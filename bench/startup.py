@@ -139,12 +139,6 @@ def _answers(port: int) -> bool:
         return False
 
 
-def console_workers() -> tuple[int, ...]:
-    """Return the worker counts to measure: 1, and 2 when `sf console up` has `--workers`."""
-    done = run([str(OURS), "console", "up", "--help"], REPO, {**os.environ, "COLUMNS": "200"}, check=False)
-    return (1, 2) if "--workers" in done.stdout else (1,)
-
-
 def _cpu_seconds(pid: int) -> float:
     """Return the CPU time (user + system) process `pid` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -181,6 +175,8 @@ def console_start(state: Path, config: Path, workers: int) -> tuple[float, float
 
 def console_figures(base: Path) -> dict[str, dict[str, object]]:
     """Measure the console's start to its first answer (fresh and existing state folders, each worker count)."""
+    from bench._console import console_workers
+
     config = base / "console.yaml"
     config.write_text("images: {run: false}\nexecutors: {local: {sandbox: 'off'}}\n")  # nothing runs in this bench
     figures: dict[str, dict[str, object]] = {}
