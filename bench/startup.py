@@ -187,14 +187,16 @@ def console_figures(base: Path) -> dict[str, dict[str, object]]:
         for kind, starts in (("fresh", fresh), ("existing", existing)):
             walls, cpus = [wall for wall, _ in starts], [cpu for _, cpu in starts]
             meets = max(walls) <= CONSOLE_TARGET_S
+            # a machine busy with other work stretches the wall time, not the CPU time: the load says which it was
             print(f"console start → first answer, {workers} worker(s), {kind} state: "
                   f"{', '.join(f'{s:.2f}' for s in walls)} s (median {statistics.median(walls):.2f} s; CPU "
-                  f"{', '.join(f'{s:.2f}' for s in cpus)} s)   target ≤ {CONSOLE_TARGET_S:.0f} s: "
-                  f"{'MEETS' if meets else 'MISSES'}")
+                  f"{', '.join(f'{s:.2f}' for s in cpus)} s; load average {os.getloadavg()[0]:.1f})   "
+                  f"target ≤ {CONSOLE_TARGET_S:.0f} s: {'MEETS' if meets else 'MISSES'}")
             figures[f"console_start_{kind}_{workers}_workers"] = {
                 "seconds": [round(s, 3) for s in walls], "cpu_seconds": [round(s, 3) for s in cpus],
                 "median_s": round(statistics.median(walls), 3), "max_s": round(max(walls), 3),
-                "median_cpu_s": round(statistics.median(cpus), 3), "target": f"≤ {CONSOLE_TARGET_S:.0f} s",
+                "median_cpu_s": round(statistics.median(cpus), 3),
+                "load_average": round(os.getloadavg()[0], 2), "target": f"≤ {CONSOLE_TARGET_S:.0f} s",
                 "meets": meets, "command": "python bench/startup.py"}
     return figures
 
