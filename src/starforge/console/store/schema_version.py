@@ -25,14 +25,15 @@ def newest_revision(versions: Path) -> str | None:
     revisions: set[str] = set()
     followed: set[str] = set()
     for script in sorted(versions.rglob("*.py")):
-        fields = dict(match.groups() for match in _FIELD.finditer(script.read_text(encoding="utf-8")))
+        fields = {match[1]: match[2] for match in _FIELD.finditer(script.read_text(encoding="utf-8"))}
         revision = _QUOTED.match(fields.get("revision", ""))
         down = fields.get("down_revision", "")
-        if revision is None or (down != "None" and _QUOTED.match(down) is None):
+        follows = _QUOTED.match(down)
+        if revision is None or (down != "None" and follows is None):
             return None
         revisions.add(revision.group(2))
-        if down != "None":
-            followed.add(_QUOTED.match(down).group(2))  # type: ignore[union-attr]  # matched just above
+        if follows is not None:
+            followed.add(follows.group(2))
     heads = revisions - followed
     return next(iter(heads)) if len(heads) == 1 and followed <= revisions else None
 
