@@ -16,15 +16,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fastapi import FastAPI, Request
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._load import Load, hey  # noqa: E402
 
 
-def app() -> object:
+def app() -> FastAPI:
     """Return the floor application: one POST route that reads its body and answers a constant."""
-    from fastapi import FastAPI, Request
-
     floor = FastAPI()
 
     @floor.post("/")
@@ -64,7 +64,11 @@ def floor_loads(*, clients: tuple[int, ...], seconds: float, body: Path, headers
     body and headers a benchmark sends the console."""
     with floor_server(workers) as url:
         hey(url, clients=8, seconds=1, body=body, headers=headers)  # warm up, as the benchmarks do
-        return {c: hey(url, clients=c, seconds=seconds, body=body, headers=headers) for c in clients}
+        loads = {c: hey(url, clients=c, seconds=seconds, body=body, headers=headers) for c in clients}
+    wrong = {c: load.statuses for c, load in loads.items() if load.ok != load.total}
+    if wrong:  # a floor that refuses is no floor
+        raise RuntimeError(f"the floor app answered other than 2xx: {wrong}")
+    return loads
 
 
 def main(port: int, workers: int) -> None:
