@@ -82,6 +82,9 @@ def up(
         "--executor", help="engine of every series the config does not map: local (default), slurm or ray")] = None,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", help="the Ray cluster's Jobs API, e.g. http://127.0.0.1:8265 (with --executor ray)")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, max=64, help="processes serving the API on the one port, one of them (the elected "
+        "leader) running the scheduler (default: this machine's cores, at most 8; 1: a single process)")] = None,
 ) -> None:
     """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
     from starforge.console.settings import CatalogSettings
@@ -106,16 +109,19 @@ def up(
     if allow_registry:
         hosts = tuple(dict.fromkeys([*(settings.image_allowlist or ()), *(h.strip() for h in allow_registry)]))
         settings = replace(settings, image_allowlist=hosts)
-    from starforge.console.server import PortUnavailable, serve
+    from starforge.console.server import PortUnavailable, default_workers, serve
+    from starforge.console.workers import WorkerFailed
 
     try:
-        serve(settings)
+        serve(settings, workers=workers or default_workers())
     except CatalogError as exc:
         Output().abort(f"the recipe catalog is invalid, the console will not start: {exc}")
     except SandboxUnavailable as exc:
         Output().abort(f"jobs cannot be sandboxed here, the console will not start: {exc}", hint=exc.fix)
     except PortUnavailable as exc:
         Output().abort(str(exc), hint="choose another --port (or `port:` in the config file), or stop what uses it")
+    except WorkerFailed as exc:
+        Output().abort(str(exc), hint="see the worker's traceback above; `--workers 1` runs a single process")
     except ExecutorError as exc:
         Output().abort(f"an engine of this console cannot be reached, the console will not start: {exc}",
                        hint="check the engine's address (--ray-address, executors.ray.address) and that Slurm's "

@@ -10,7 +10,6 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -29,6 +28,7 @@ from .api.routers import (
     auth,
     benchmarks,
     cluster,
+    console_status,
     datasets,
     ingest,
     jobs,
@@ -44,7 +44,7 @@ from .api.routers import (
     volumes,
     web,
 )
-from .background import build_engines, prepare_isolation, start_background
+from .background import Stoppable, build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, cache_sizes, console_identity, load_served_catalog
@@ -58,9 +58,6 @@ from .services.observability import Observations
 from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
-
-if TYPE_CHECKING:
-    from .scheduler import BackgroundLoop
 
 __all__ = ["Opened", "bootstrap_admin", "build_console", "create_app", "open_state"]
 
@@ -143,7 +140,7 @@ def _job_paths(engines: Engines | None, isolation: Isolation) -> Callable[[Path,
     return job_paths
 
 
-def bootstrap_admin(rt: Runtime) -> str | None:
+def bootstrap_admin(rt: Runtime | Opened) -> str | None:
     """On a fresh database create the `admin` account and return its one-time API token (None otherwise)."""
     from sqlalchemy import select
 
@@ -165,7 +162,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        loops: list[BackgroundLoop] = []
+        loops: list[Stoppable] = []
         if built.engines is not None:
             loops = start_background(built)
         try:
@@ -193,7 +190,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web, metrics):
+                   models, volumes, services, benchmarks, web, metrics, console_status):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

@@ -1,10 +1,14 @@
 """The console's engine side at start: the job sandbox (`prepare_isolation`), the engines the settings name, built
-from the engine registry (`build_engines`), and the background loop (`start_background`, reconciling first)."""
+from the engine registry (`build_engines`), and the background work (`start_background`): an election, and the
+scheduler loop in the process that leads, reconciling first, every write it makes fenced by its epoch."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from ..engines import registry
 from ..engines.base import Executor
@@ -14,10 +18,15 @@ from ..engines.routing import Engines
 from .runtime import Console
 from .settings import Settings
 
-if TYPE_CHECKING:
-    from .scheduler import BackgroundLoop
+__all__ = ["Stoppable", "build_engines", "job_uids", "prepare_isolation", "start_background"]
 
-__all__ = ["build_engines", "job_uids", "prepare_isolation", "start_background"]
+
+class Stoppable(Protocol):
+    """Background work the application's lifespan stops."""
+
+    def stop(self) -> None:
+        """Stop it (running jobs keep running)."""
+        ...
 
 
 def prepare_isolation(settings: Settings) -> Isolation:
@@ -55,13 +64,29 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
     return Engines(built, settings.engine_of)
 
 
-def start_background(console: Console) -> list[BackgroundLoop]:
-    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines; return the
-    started loops (each with `stop()`)."""
-    from .scheduler import BackgroundLoop, Scheduler
+def start_background(console: Console) -> list[Stoppable]:
+    """Start this process's election: the process that leads the console's database (at once, when no other does)
+    reconciles jobs left by a previous leader and runs the scheduler loop on the console's engines; return the
+    started work (each with `stop()`)."""
+    from .services.leadership import Elector, Member, leader_lock
 
     assert console.engines is not None, "a console without engines runs no background work"
     rt = console.runtime
-    loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes, images=console.images), rt.settings.scheduler_interval)
+    elector = Elector(rt.db, leader_lock(rt.db.url, rt.settings.state_dir), Member.this_process(rt.identity),
+                      functools.partial(_lead, console))
+    elector.start()
+    return [elector]
+
+
+def _lead(console: Console, epoch: int) -> Callable[[], None]:
+    """Run the leader's work with fencing token `epoch`: reconcile, then the scheduler loop; return its stop."""
+    from .scheduler import BackgroundLoop, Scheduler
+    from .services.leadership import check
+
+    assert console.engines is not None
+    rt = console.runtime
+    fenced = dataclasses.replace(rt, db=rt.db.fenced(functools.partial(check, epoch=epoch)))
+    scheduler = Scheduler(fenced, console.engines, runtimes=console.runtimes, images=console.images, epoch=epoch)
+    loop = BackgroundLoop(fenced, scheduler, rt.settings.scheduler_interval)
     loop.start()
-    return [loop]
+    return loop.stop
