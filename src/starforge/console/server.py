@@ -26,6 +26,7 @@ from .background import build_engines, prepare_isolation
 from .banner import sandbox_banner
 from .http_protocol import http_protocol
 from .job_channel import JobChannelGuard, bind_channel
+from .runtime import console_identity
 from .settings import Settings
 
 __all__ = ["PortUnavailable", "bind", "default_workers", "serve"]
@@ -91,6 +92,7 @@ def _serve_workers(settings: Settings, opened: Opened, isolation: Isolation, wor
     from .workers import Supervisor
 
     sockets = _listen(settings, isolation)
+    console_identity(settings.state_dir)  # written once here: the workers read the same
     opened.db.dispose()  # no pooled connection crosses a fork: each worker opens its own
 
     def worker() -> None:
