@@ -11,13 +11,13 @@ the leader that started it.
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import signal
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from sqlalchemy import select
 from tests.integration.conftest import TLS, ConsoleProcess, make_console, unique
 from tests.integration.helpers import bundle
 from tests.security.consoles import account, server_errors, wait_for
+from tests.security.test_kill_storm import Sent
 from tests.security.wire import custom_job_spec, renamed, submission
 
 SUBMISSIONS = 200
@@ -39,23 +40,6 @@ TAKEOVER_DEADLINE = 15.0
 SCRIPT = 'echo "$$" >> starts\n'  # a launch leaves one line in the job's work folder
 CONFIG: dict[str, Any] = {"capacity": {"cpu": 16}, "image_allowlist": ["nvcr.io"], "stop_grace_seconds": 2}
 TERMINAL = {"succeeded", "failed", "stopped"}
-
-
-@dataclass
-class Sent:
-    """One submission of the storm: its key and experiment, where it went, and what came back (if anything)."""
-
-    key: str
-    name: str
-    spec: dict[str, Any]
-    data: bytes
-    status: int | None = None
-    body: dict[str, Any] = field(default_factory=dict)
-    error: str = ""
-
-    @property
-    def acknowledged(self) -> bool:
-        return self.status is not None and 200 <= self.status < 300
 
 
 def _leader(url: str, token: str) -> dict[str, Any] | None:
@@ -82,7 +66,7 @@ def _client(urls: list[str], token: str, number: int, todo: queue.SimpleQueue[Se
         turn = number
         while (sent := todo.get()) is not None:
             turn += 1
-            headers, body = submission(sent.spec, key=sent.key, body=sent.data)
+            headers, body = submission(sent.spec, key=sent.key, body=_bundle(sent.name))
             try:
                 answer = clients[turn % len(clients)].post("/api/jobs", content=body, headers=headers)
             except httpx.TransportError as exc:  # cut off by the kill: not acknowledged (replayed below)
@@ -142,7 +126,7 @@ def _check(survivor: ConsoleProcess, user: str, token: str, ledger: list[Sent], 
     assert len(acknowledged) >= FIRST_WAVE + KILL_AFTER and {s.status for s in acknowledged} <= {200, 202}
     with survivor.client(token) as api:
         for sent in ledger:  # replay every key, acknowledged or not, as a client retrying would
-            headers, body = submission(sent.spec, key=sent.key, body=sent.data)
+            headers, body = submission(sent.spec, key=sent.key, body=_bundle(sent.name))
             replay = api.post("/api/jobs", content=body, headers=headers)
             assert replay.status_code in (200, 202), (sent.name, replay.text)
             if sent.acknowledged:
@@ -173,12 +157,15 @@ def _check(survivor: ConsoleProcess, user: str, token: str, ledger: list[Sent], 
 
 def _ledger(api: httpx.Client) -> list[Sent]:
     base = custom_job_spec(api, "fo")
-    ledger = []
-    for n in range(SUBMISSIONS):
-        name = f"fo{n:03d}"
-        ledger.append(Sent(unique("fo"), name, renamed(base, name),
-                           bundle({f"experiments/{name}/train.sh": SCRIPT})))
-    return ledger
+    names = [f"fo{n:03d}" for n in range(SUBMISSIONS)]
+    for name in names:
+        _bundle(name)  # packed before the storm
+    return [Sent(unique("fo"), name, renamed(base, name)) for name in names]
+
+
+@functools.cache
+def _bundle(name: str) -> bytes:
+    return bundle({f"experiments/{name}/train.sh": SCRIPT})
 
 
 def test_two_consoles_on_postgres_survive_the_leaders_sigkill(tmp_path_factory: pytest.TempPathFactory) -> None:

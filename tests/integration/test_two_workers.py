@@ -8,7 +8,9 @@ The suites' own checks run here on a console of two workers (their sizes cut whe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from tests.integration import test_honest_queue as honest
 from tests.integration.conftest import BACKENDS, TLS, ConsoleProcess, make_console, unique
 from tests.integration.helpers import spec_for
+from tests.integration.test_cli_account import sf, token_login
 from tests.security import test_idempotency_restart as idempotency
 from tests.security import test_quota_race as quota_race
 from tests.security.consoles import Launcher, account, server_errors
@@ -70,6 +73,16 @@ def test_each_worker_answers_and_exactly_one_leads(queueing: ConsoleProcess) -> 
     assert len(leaders) == 1 and next(iter(leaders))[0] in seen
     assert sorted(s["this"]["leads"] for s in seen.values()) == [False, True]
     assert len({s["this"]["console_id"] for s in seen.values()}) == 1  # one console, one state folder
+
+
+def test_sf_console_status_names_the_leader(queueing: ConsoleProcess, forge_home: Path) -> None:
+    token_login(queueing, forge_home, unique("st"))
+    shown = sf("console", "status", "--json", home=forge_home)
+    assert shown.returncode == 0, shown.stderr
+    state = json.loads(shown.stdout)
+    assert state["leader"]["epoch"] >= 1 and state["this"]["console_id"] == state["leader"]["console_id"]
+    text = sf("console", "status", home=forge_home)
+    assert f"leader: pid {state['leader']['pid']} on {state['leader']['host']}" in text.stdout, text.stdout
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -128,6 +128,31 @@ def up(
                             "commands work for the console's user (sinfo)")
 
 
+def _status_text(state: dict[str, Any]) -> str:
+    this, leader = state["this"], state.get("leader")
+    lines = [f"this process: pid {this['pid']} on {this['host']} (console {this['console_id']}, "
+             f"{'leads the scheduler' if this.get('leads') else 'serves the API'})"]
+    if leader is None:
+        lines.append("leader: none elected yet (no process runs background work)")
+    else:
+        lines.append(f"leader: pid {leader['pid']} on {leader['host']} (console {leader['console_id']}), epoch "
+                     f"{leader['epoch']}, last heartbeat {leader['heartbeat_age_seconds']:.1f} s ago")
+    return "\n".join(lines)
+
+
+@app.command("status")
+def status(as_json: AsJson = False) -> None:
+    """Show which console process answered and which one leads the scheduler (its fencing epoch, its heartbeat).
+
+    Asks the console you are logged in to (any account)."""
+    from starforge.cli.cmd_job import console_session
+
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        state = console.console_status()
+    out.emit(state, _status_text)
+
+
 @app.command("render")
 def render(
     job_id: Annotated[str, typer.Argument(help="job id, any unambiguous prefix of one, or the experiment name")],

@@ -49,6 +49,7 @@ from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, cache_sizes, console_identity, load_served_catalog
 from .scheduler.records import image_digests_in_use
+from .scheduler.remote_wake import shared_wake, waker
 from .services.accounts.cache import AccountCache
 from .services.context import Runtime, wake
 from .services.jobs.submission_writer import SubmissionWriter
@@ -111,8 +112,9 @@ def build_console(settings: Settings, *, opened: Opened | None = None, isolation
         capacity=capacity,
         job_paths=_job_paths(engines, isolation),
         accounts=AccountCache(db, db.account_changes),
-        submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,
-                                     wake=functools.partial(wake, wakeup, place_due)),
+        submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,  # wakes the leader, wherever
+                                     wake=waker(shared_wake(settings.state_dir),
+                                                functools.partial(wake, wakeup, place_due))),
         throttles=throttles or Throttles(),
         maintenance=Maintenance(settings),
         logs=LogLocks(),

@@ -81,6 +81,7 @@ def start_background(console: Console) -> list[Stoppable]:
 def _lead(console: Console, epoch: int) -> Callable[[], None]:
     """Run the leader's work with fencing token `epoch`: reconcile, then the scheduler loop; return its stop."""
     from .scheduler import BackgroundLoop, Scheduler
+    from .scheduler.remote_wake import WakeWatcher, shared_wake
     from .services.leadership import check
 
     assert console.engines is not None
@@ -89,4 +90,11 @@ def _lead(console: Console, epoch: int) -> Callable[[], None]:
     scheduler = Scheduler(fenced, console.engines, runtimes=console.runtimes, images=console.images, epoch=epoch)
     loop = BackgroundLoop(fenced, scheduler, rt.settings.scheduler_interval)
     loop.start()
-    return loop.stop
+    watcher = WakeWatcher(rt, shared_wake(rt.settings.state_dir))  # what other processes commit, launched soon
+    watcher.start()
+
+    def stop() -> None:
+        watcher.stop()
+        loop.stop()
+
+    return stop
