@@ -6,7 +6,8 @@ hosts on shared storage), and one console of two worker processes on SQLite. Cli
 address; the test SIGKILLs the process that leads (as `GET /api/console` names it), waits on the leader's identity
 changing, and prints how long that took. Every job is a tiny CPU job that appends its pid to a file in its own work
 folder, so a second launch of any job would show twice there; each launch record (its attempt) carries the epoch of
-the leader that started it.
+the leader that started it. And the fencing itself: a leader paused while it loses its lock's connection, resumed
+after the standby took the lead, launches nothing.
 """
 
 from __future__ import annotations
@@ -169,15 +170,9 @@ def _bundle(name: str) -> bytes:
 
 
 def test_two_consoles_on_postgres_survive_the_leaders_sigkill(tmp_path_factory: pytest.TempPathFactory) -> None:
-    primary = make_console(tmp_path_factory, "postgres", config=CONFIG, workers=1)
-    primary.start()
-    config = yaml.safe_load(primary.config_file.read_text())
-    standby = ConsoleProcess(primary.state_dir, database_url=primary.database_url, config=config, workers=1)
-    standby.log_file = primary.state_dir.parent / "standby-console.log"
-    standby.admin_token = primary.admin_token
+    primary, standby = _standby_pair(tmp_path_factory)
     consoles = {"primary": primary, "standby": standby}
     try:
-        standby.start()
         user, token = account(primary, "fo")
         with primary.client(token) as api:
             ledger = _ledger(api)
@@ -241,3 +236,79 @@ def _children(pid: int) -> list[int]:
                 found.append(int(entry.name))
     return found
 
+
+
+def _standby_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[ConsoleProcess, ConsoleProcess]:
+    """Return a started console on a fresh PostgreSQL database and a second one on its database and state folder."""
+    primary = make_console(tmp_path_factory, "postgres", config=CONFIG, workers=1)
+    primary.start()
+    config = yaml.safe_load(primary.config_file.read_text())
+    standby = ConsoleProcess(primary.state_dir, database_url=primary.database_url, config=config, workers=1)
+    standby.log_file = primary.state_dir.parent / "standby-console.log"
+    standby.admin_token = primary.admin_token
+    try:
+        standby.start()
+    except BaseException:
+        primary.stop()
+        raise
+    return primary, standby
+
+
+def _cut_leader_connection(database_url: str) -> int:
+    """End the PostgreSQL session holding the leader lock (as a network partition would); return how many."""
+    import psycopg
+
+    from starforge.console.services.leadership.locks import ADVISORY_KEY
+
+    with psycopg.connect(database_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND classid = 0 AND objid = %s AND database = (SELECT oid FROM pg_database "
+            "WHERE datname = current_database())", (ADVISORY_KEY,)).fetchall()
+    return len(ended)
+
+
+def test_a_paused_leader_that_lost_the_lead_launches_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from starforge.console.store.models import JobAttempt
+
+    primary, standby = _standby_pair(tmp_path_factory)
+    try:
+        assert primary.proc is not None
+        user, token = account(standby, "paused")
+        old = _leader(standby.url, token)
+        assert old is not None and old["pid"] == primary.proc.pid
+        os.kill(primary.proc.pid, signal.SIGSTOP)  # the leader is paused (a long GC, a frozen VM) ...
+        try:
+            assert _cut_leader_connection(primary.database_url) == 1  # ... and its connection is lost meanwhile
+            new = wait_for(lambda: (leader := _leader(standby.url, token)) is not None
+                           and leader["epoch"] > old["epoch"] and leader, what="the standby to take the lead",
+                           timeout=TAKEOVER_DEADLINE, every=0.02)
+            assert new["pid"] == standby.proc.pid  # type: ignore[union-attr]
+            with standby.client(token) as api:
+                base = custom_job_spec(api, "pz")
+                sent = []
+                for name in (f"pz{n}" for n in range(6)):
+                    headers, body = submission(renamed(base, name), key=unique("pz"), body=_bundle(name))
+                    answer = api.post("/api/jobs", content=body, headers=headers)
+                    assert answer.status_code in (200, 202), answer.text
+                    sent.append(answer.json()["job_id"])
+        finally:
+            os.kill(primary.proc.pid, signal.SIGCONT)  # it wakes up believing it leads
+        wait_for(lambda: "no longer leads" in primary.log_file.read_text(errors="replace"),
+                 what="the old leader to find out", timeout=30)
+        with standby.client(token) as api:
+            for job in sent:
+                wait_for(lambda job=job: api.get("/api/job", params={"id": job}).json()["status"] in TERMINAL,
+                         what=f"job {job} to end", timeout=120)
+                assert api.get("/api/job", params={"id": job}).json()["status"] == "succeeded"
+        with standby.database().read() as db:
+            epochs = list(db.scalars(select(JobAttempt.epoch).where(JobAttempt.job_id.in_(sent))))
+        assert sorted(epochs) == [new["epoch"]] * len(sent), "a job was launched by the leader that lost the lead"
+        for job in sent:
+            run = standby.state_dir / "runs" / user
+            (starts,) = run.glob(f"*/{job}/work/starts")
+            assert len(starts.read_text().split()) == 1
+        assert (_leader(primary.url, token) or {}).get("epoch") == new["epoch"]  # it serves on, as a standby
+    finally:
+        standby.stop()
+        primary.stop()
