@@ -65,54 +65,57 @@ class FileLock:
 
 class PostgresLock:
     """`pg_try_advisory_lock` on a connection of its own, in autocommit, with TCP keepalives: when the connection
-    drops, PostgreSQL ends the session and the lock is free for another process."""
+    drops, PostgreSQL ends the session and the lock is free for another process. A process that does not hold the
+    lock keeps its connection for the next try."""
 
     def __init__(self, url: str, key: int = ADVISORY_KEY) -> None:
         self.url = url
         self.key = key
         self._engine: Any = None
         self._connection: Any = None
+        self._held = False
 
     def acquire(self) -> bool:
-        if self._connection is not None:
+        if self._held:
             return self.held()
-        from sqlalchemy import create_engine
-        from sqlalchemy.pool import NullPool
-
-        if self._engine is None:
-            self._engine = create_engine(self.url, poolclass=NullPool, connect_args={
-                "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 1, "keepalives_count": 3,
-                "connect_timeout": 5})
         try:
-            connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            connection = self._connect()
+            self._held = bool(connection.exec_driver_sql(f"SELECT pg_try_advisory_lock({int(self.key)})").scalar())
         except Exception:  # the database is unreachable: nobody here leads until it is back
+            self._drop()
             return False
-        try:
-            got = bool(connection.exec_driver_sql(f"SELECT pg_try_advisory_lock({int(self.key)})").scalar())
-        except Exception:
-            connection.close()
-            return False
-        if not got:
-            connection.close()
-            return False
-        self._connection = connection
-        return True
+        return self._held
 
     def held(self) -> bool:
-        if self._connection is None:
+        if not self._held:
             return False
         try:
             self._connection.exec_driver_sql("SELECT 1")
         except Exception:
-            self.release()
+            self._drop()
             return False
         return True
 
     def release(self) -> None:
-        connection, self._connection = self._connection, None
+        self._drop()  # the session ends, and its advisory lock with it
+
+    def _connect(self) -> Any:
+        if self._connection is None:
+            if self._engine is None:
+                from sqlalchemy import create_engine
+                from sqlalchemy.pool import NullPool
+
+                self._engine = create_engine(self.url, poolclass=NullPool, connect_args={
+                    "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 1, "keepalives_count": 3,
+                    "connect_timeout": 5})
+            self._connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        return self._connection
+
+    def _drop(self) -> None:
+        connection, self._connection, self._held = self._connection, None, False
         if connection is not None:
             with contextlib.suppress(Exception):
-                connection.close()  # the session ends, and its advisory lock with it
+                connection.close()
 
 
 def leader_lock(db_url: str, state_dir: Path) -> LeaderLock:
