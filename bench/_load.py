@@ -49,7 +49,8 @@ def require_hey() -> str:
         found = shutil.which("hey")
         if found:
             return found
-    sys.exit("hey is not installed: apt-get install hey (Debian's HTTP load generator)")
+    sys.exit("hey is not installed: scripts/services.sh up installs it (or apt-get install hey: Debian's HTTP load "
+             "generator)")
 
 
 def _ms(text: str, percent: int) -> float:
@@ -82,7 +83,8 @@ def table(rows: list[tuple[str, str, str, bool]]) -> None:
     """Print figure, target, measured value and verdict, one row each."""
     width = max(len(r[0]) for r in rows)
     for name, target, measured, meets in rows:
-        print(f"{name:<{width}}  target {target:<22} measured {measured:<28} {'MEETS' if meets else 'MISSES'}")
+        print(f"{name:<{width}}  target {target:<22} measured {measured:<28} {'MEETS' if meets else 'MISSES'}",
+              flush=True)
 
 
 def on_each_backend(run: Callable[[str], T]) -> dict[str, T]:
@@ -98,11 +100,17 @@ def on_each_backend(run: Callable[[str], T]) -> dict[str, T]:
     return runs
 
 
-def measured(load: Load) -> tuple[str, dict[str, object]]:
-    """Return how a load reads in the table (rate, p50, p99, non-2xx answers) and its figure fields."""
+def measured(load: Load, floor: Load | None = None) -> tuple[str, dict[str, object]]:
+    """Return how a load reads in the table (rate, p50, p99, non-2xx answers; beside it the floor's, when measured:
+    the same load against an empty FastAPI app, bench/_floor.py) and its figure fields."""
     errors = load.total - load.ok
     text = f"{load.rps:,.0f}/s p50 {load.p50_ms:.1f} ms p99 {load.p99_ms:.1f} ms" + (
         f" ({errors} non-2xx)" if errors else "")
-    return text, {"rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2), "p99_ms": round(load.p99_ms, 2),
-                  "non_2xx": errors}
+    fields: dict[str, object] = {"rps": round(load.rps, 1), "p50_ms": round(load.p50_ms, 2),
+                                 "p99_ms": round(load.p99_ms, 2), "non_2xx": errors}
+    if floor is not None:
+        text += f" | floor {floor.rps:,.0f}/s p50 {floor.p50_ms:.1f} p99 {floor.p99_ms:.1f} ms"
+        fields.update(floor_rps=round(floor.rps, 1), floor_p50_ms=round(floor.p50_ms, 2),
+                      floor_p99_ms=round(floor.p99_ms, 2))
+    return text, fields
 

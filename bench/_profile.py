@@ -1,6 +1,7 @@
 """Profile a real console under load: hey drives it while py-spy samples it; print where its active time goes.
 
 Usage: python bench/_profile.py admission|submit [CLIENTS] [SECONDS]   (not part of `make bench`)
+PROFILE_POSTGRES=1 profiles a console on a fresh PostgreSQL database (`scripts/services.sh up`) instead of SQLite.
 Active samples only (threads waiting on a queue, a condition or the selector are left out); each line is the share of
 active samples whose stack passes through that function (inclusive).
 """
@@ -47,8 +48,16 @@ def _top(raw: Path, count: int = 30) -> list[tuple[float, str]]:
 
 def main(kind: str, clients: int, seconds: float) -> int:
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    database_url = ""
+    if os.environ.get("PROFILE_POSTGRES"):
+        from tests.conftest import _service_env
+        from tests.integration.conftest import _postgres_database
+
+        database_url = _postgres_database(os.environ.get("STARFORGE_TEST_POSTGRES_URL")
+                                          or _service_env()["STARFORGE_TEST_POSTGRES_URL"])
     console, tmp = start_console({"capacity": {"cpu": 2}, "quota": {"max_concurrent_jobs": 1_000_000,
-                                                                      "max_concurrent_gpus": 1_000_000}})
+                                                                      "max_concurrent_gpus": 1_000_000}},
+                                 database_url=database_url)
     try:
         token = console.token_for("profile")
         with console.client(token) as api:

@@ -36,7 +36,8 @@ def _summary(started: str) -> None:
     print(f"\n=== summary ({results.relative_to(BENCH.parent)}) ===")
     width = max(len(name) for name, _ in rows)
     for name, figure in rows:
-        measured = ", ".join(f"{key} {figure[key]}" for key in ("rps", "p50_ms", "p99_ms", "storm_rps", "non_2xx")
+        measured = ", ".join(f"{key} {figure[key]}" for key in ("rps", "p50_ms", "p99_ms", "storm_rps", "non_2xx", "floor_rps",
+                                                              "floor_p99_ms", "median_s", "max_s", "median_cpu_s")
                              if key in figure)
         print(f"{name:<{width}}  target {figure.get('target', ''):<30} {measured:<48} "
               f"{'MEETS' if figure.get('meets') else 'MISSES'}")

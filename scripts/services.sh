@@ -6,7 +6,8 @@
 #   a two-node Slurm cluster (scripts/services_slurm.sh) and a two-node Ray cluster on loopback (scripts/services_ray.sh);
 #   Debian's chromium for the web console's browser tests (scripts/services_browser.sh);
 #   Debian's docker-registry on loopback with a small test image built here (scripts/services_registry.sh);
-#   Debian's prometheus and promtool for the /metrics tests (scripts/services_prometheus.sh).
+#   Debian's prometheus and promtool for the /metrics tests (scripts/services_prometheus.sh);
+#   Debian's hey, the load generator of `make bench` (scripts/services_bench.sh).
 # Usage: scripts/services.sh up|down|status.  `up` writes .services/env, which the test suite reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,8 @@ PGDATA="${STARFORGE_PG_DATA:-/tmp/starforge-pg-$PGPORT}"
 . "$(dirname "$0")/services_registry.sh"
 # shellcheck source=scripts/services_prometheus.sh
 . "$(dirname "$0")/services_prometheus.sh"
+# shellcheck source=scripts/services_bench.sh
+. "$(dirname "$0")/services_bench.sh"
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -126,6 +129,7 @@ up() {
   browser_up
   registry_up
   prometheus_up
+  bench_up
   wait "$installing" || { cat "$STATE/install.log" >&2; echo "services: make install-ray failed" >&2; exit 1; }
   ray_up
 }
@@ -148,6 +152,7 @@ status() {
   browser_status
   registry_status
   prometheus_status
+  bench_status
 }
 
 case "${1:-up}" in

@@ -32,6 +32,10 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/compat/test_official_bench.py": 12,
     "tests/integration/test_benchmarks.py": 15,
     "tests/integration/test_metrics.py": 15,
+    "tests/integration/test_notify.py": 50,
+    "tests/unit/console/test_notify.py": 8,
+    "tests/integration/test_mlflow_mirror.py": 75,
+    "tests/unit/console/test_startup_imports.py": 5,
     "tests/e2e/test_resume.py": 90,  # 330 in a cold run; kept behind the TRL suite, which builds the TRL runtime
     "tests/e2e/test_benchmark_job.py": 75,  # 150 in a cold run, building the evalkit runtime
     "tests/e2e/test_slurm_nodes.py": 65,  # 105 in a cold run; kept apart from test_resume, both need both Slurm nodes

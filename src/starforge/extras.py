@@ -26,6 +26,7 @@ EXTRA_MODULES: dict[str, tuple[str, str]] = {
     "python_multipart": ("console", "python-multipart"),
     "mcp": ("console", "mcp"),
     "jinja2": ("console", "jinja2"),
+    "prometheus_client": ("console", "prometheus-client"),
     "ray": ("ray", "ray"),
 }
 

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("starforge.cli.cmd_serve", "Serve a model behind the console's OpenAI proxy; chat with it; its keys",
               "Jobs"),
     "bench": ("starforge.cli.cmd_bench", "Run benchmark suites on a model (lm-eval), list suites, compare runs", "Jobs"),
+    "notify": ("starforge.cli.cmd_notify", "Webhooks on your jobs' state changes (add, ls, rm) and their log", "Jobs"),
     "clean": ("starforge.cli.cmd_clean", "Delete an experiment's checkpoints and logs on the console", "Jobs"),
     "dataset": ("starforge.cli.cmd_dataset", "Push a file or folder as a dataset version; list datasets", "Data"),
     "corpus": ("starforge.cli.cmd_corpus", "Push a folder as a corpus version; list corpora", "Data"),

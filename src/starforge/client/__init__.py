@@ -36,6 +36,7 @@ from ._models import (
     Usage,
     User,
 )
+from ._notify import Notify, verify_webhook
 from ._serving import READY, SERVICE_TERMINAL, Serving, chat_deltas, proxy_url
 from ._sse import LogEvent, SSEParser
 
@@ -63,6 +64,7 @@ __all__ = [
     "Metrics",
     "NotFound",
     "NotLoggedIn",
+    "Notify",
     "Rejected",
     "SSEParser",
     "ServerVersion",
@@ -85,4 +87,5 @@ __all__ = [
     "proxy_url",
     "refresh",
     "start_device_login",
+    "verify_webhook",
 ]

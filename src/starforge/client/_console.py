@@ -31,6 +31,7 @@ from ._models import (
     Usage,
     User,
 )
+from ._notify import Notify
 from ._plugins import check_digest, pack_plugin
 from ._serving import Serving
 from ._sse import LogEvent
@@ -103,6 +104,11 @@ class Console:
     def serving(self) -> Serving:
         """The account's inference services: start, list, extend, stop, keys and a streamed chat (`Serving`)."""
         return Serving(self._http, self._bearer)
+
+    @property
+    def notify(self) -> Notify:
+        """The account's webhooks on job state changes: add, list, remove, the delivery log (`Notify`)."""
+        return Notify(self._http, self._bearer)
 
     @property
     def credentials(self) -> Credentials | None:

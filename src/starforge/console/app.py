@@ -36,7 +36,9 @@ from .api.routers import (
     logs,
     meta,
     metrics,
+    mirror,
     models,
+    notify,
     plugins,
     runs,
     services,
@@ -44,7 +46,7 @@ from .api.routers import (
     volumes,
     web,
 )
-from .background import Stoppable, build_engines, prepare_isolation, start_background
+from .background import Loop, build_engines, prepare_isolation, start_background
 from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, cache_sizes, console_identity, load_served_catalog
@@ -164,7 +166,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        loops: list[Stoppable] = []
+        loops: list[Loop] = []
         if built.engines is not None:
             loops = start_background(built)
         try:
@@ -192,7 +194,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web, metrics, console_status):
+                   models, volumes, services, benchmarks, web, metrics, notify, mirror, console_status):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

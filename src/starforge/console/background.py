@@ -1,6 +1,7 @@
 """The console's engine side at start: the job sandbox (`prepare_isolation`), the engines the settings name, built
-from the engine registry (`build_engines`), and the background work (`start_background`): an election, and the
-scheduler loop in the process that leads, reconciling first, every write it makes fenced by its epoch."""
+from the engine registry (`build_engines`), and the background work (`start_background`): an election, and in the
+process that leads the scheduler loop (reconciling first, every write it makes fenced by its epoch), the webhook
+sender and the MLflow mirror."""
 
 from __future__ import annotations
 
@@ -18,15 +19,14 @@ from ..engines.routing import Engines
 from .runtime import Console
 from .settings import Settings
 
-__all__ = ["Stoppable", "build_engines", "job_uids", "prepare_isolation", "start_background"]
+__all__ = ["Loop", "build_engines", "job_uids", "prepare_isolation", "start_background"]
 
 
-class Stoppable(Protocol):
-    """Background work the application's lifespan stops."""
+class Loop(Protocol):
+    """A started background loop."""
 
     def stop(self) -> None:
-        """Stop it (running jobs keep running)."""
-        ...
+        """Stop it (after its current round of work)."""
 
 
 def prepare_isolation(settings: Settings) -> Isolation:
@@ -64,7 +64,7 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
     return Engines(built, settings.engine_of)
 
 
-def start_background(console: Console) -> list[Stoppable]:
+def start_background(console: Console) -> list[Loop]:
     """Start this process's election: the process that leads the console's database (at once, when no other does)
     reconciles jobs left by a previous leader and runs the scheduler loop on the console's engines; return the
     started work (each with `stop()`)."""
@@ -79,10 +79,12 @@ def start_background(console: Console) -> list[Stoppable]:
 
 
 def _lead(console: Console, epoch: int) -> Callable[[], None]:
-    """Run the leader's work with fencing token `epoch`: reconcile, then the scheduler loop; return its stop."""
+    """Run the leader's work with fencing token `epoch`: reconcile, then the scheduler loop (its writes fenced), the
+    webhook sender beside it and, when `mlflow:` names a tracking server, the metrics mirror; return their stop."""
     from .scheduler import BackgroundLoop, Scheduler
     from .scheduler.remote_wake import WakeWatcher, shared_wake
     from .services.leadership import check
+    from .services.notify.sender import NotifySender
 
     assert console.engines is not None
     rt = console.runtime
@@ -92,9 +94,18 @@ def _lead(console: Console, epoch: int) -> Callable[[], None]:
     loop.start()
     watcher = WakeWatcher(rt, shared_wake(rt.settings.state_dir))  # what other processes commit, launched soon
     watcher.start()
+    sender = NotifySender(rt)  # the process that schedules is the one that sends (its deliveries are leased)
+    sender.start()
+    loops: list[Loop] = [watcher, loop, sender]
+    if rt.settings.mlflow.on:
+        from .services.mirror.loop import MirrorLoop
+
+        mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
+        mirror.start()
+        loops.append(mirror)
 
     def stop() -> None:
-        watcher.stop()
-        loop.stop()
+        for started in loops:
+            started.stop()
 
     return stop

@@ -18,6 +18,8 @@ from ..engines.kuberay_manifest import KubeRayConfig, kuberay_config_from
 from ..engines.ray.config import RaySettings
 from ..engines.runtimes.config import RuntimeSettings, runtime_settings_from
 from ..engines.slurm.config import SlurmSettings
+from .mirror_config import MlflowMirrorSettings, read_mlflow_mirror
+from .notify_config import NotifySettings, read_notify
 from .scheduling_config import (
     FairShareSettings,
     PreemptionSettings,
@@ -130,6 +132,8 @@ class Settings:
     preemption: PreemptionSettings = field(default_factory=PreemptionSettings)  # `preemption:`: off by default
     restarts: RestartSettings = field(default_factory=RestartSettings)  # `restarts:`: caps of automatic restarts
     serving: ServingSettings = field(default_factory=ServingSettings)  # `serving:`: the TTLs of inference services
+    notify: NotifySettings = field(default_factory=NotifySettings)  # `notify:`: webhooks (reachable hosts, retries)
+    mlflow: MlflowMirrorSettings = field(default_factory=MlflowMirrorSettings)  # `mlflow:`: metrics mirrored to MLflow
     run_background: bool = True
     config_file: str = ""  # where the configuration was read from (hidden from jobs)
 
@@ -443,6 +447,8 @@ _READERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "preemption": _scheduling("preemption", read_preemption),
     "restarts": _scheduling("restarts", read_restarts),
     "serving": _scheduling("serving", read_serving),
+    "notify": _scheduling("notify", read_notify),
+    "mlflow": _scheduling("mlflow", read_mlflow_mirror),
     "runtimes": _runtimes,
     "images": _images,
     "trusted_proxies": lambda value: {"trusted_proxies": _trusted_proxies(value)},

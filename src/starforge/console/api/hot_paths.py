@@ -38,15 +38,27 @@ def _plain(dependant: Dependant) -> bool:
                 or dependant.background_tasks_param_name or dependant.security_scopes_param_name)
 
 
-def _routed(routes: Iterable[Any]) -> Iterable[Any]:
+def _holds(route: Any, endpoints: tuple[Callable[..., Any], ...]) -> bool:
+    """Return whether `route` is, or is an included router holding (at any depth), a route of one of `endpoints`."""
+    inner = getattr(route, "original_router", None)
+    if inner is None:
+        return True  # a route itself (or a shape not known here): looked at as it is
+    return any(_holds(r, endpoints) if hasattr(r, "original_router") else getattr(r, "endpoint", None) in endpoints
+               for r in inner.routes)
+
+
+def _routed(routes: Iterable[Any], endpoints: tuple[Callable[..., Any], ...]) -> Iterable[Any]:
     """Yield each FastAPI route of `routes` as the application serves it: its full path, methods and dependencies,
-    an included router's own included (FastAPI ≥ 0.160 keeps included routers whole; older ones copy their routes)."""
+    an included router's own included (FastAPI ≥ 0.160 keeps included routers whole; older ones copy their routes).
+
+    Only the included routers holding one of `endpoints` are expanded: FastAPI builds an included router's routes
+    on its first request, and building all of them here would cost every console start ~0.1 s."""
     try:
         from fastapi.routing import iter_route_contexts
     except ImportError:  # FastAPI < 0.160: included routes are the application's own APIRoute objects
         yield from routes
         return
-    yield from iter_route_contexts(list(routes))
+    yield from iter_route_contexts([route for route in routes if _holds(route, endpoints)])
 
 
 def _dispatcher(route: Any) -> Endpoint:
@@ -86,7 +98,7 @@ def hot_routes(routes: Iterable[Any], endpoints: Iterable[Callable[..., Any]] = 
     wanted = tuple(endpoints)
     table: dict[tuple[str, str], Endpoint] = {}
     found: set[Callable[..., Any]] = set()
-    for route in _routed(routes):
+    for route in _routed(routes, wanted):
         if getattr(route, "dependant", None) is not None and route.endpoint in wanted:
             found.add(route.endpoint)
             serve = _dispatcher(route)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 
-import httpx
 from fastapi import Request
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -64,6 +63,8 @@ async def caller(request: Request) -> Credential:
 async def forward(request: Request, socket_fd: int, path: str) -> StreamingResponse:
     """Send the request to `/v1/<path>` of the server behind the socket open at `socket_fd` (an `O_PATH`
     descriptor, closed here once connected) and stream its answer back."""
+    import httpx
+
     try:
         body = await read_body(request, MAX_REQUEST_BYTES)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
@@ -100,6 +101,8 @@ _REFUSALS = {
 
 async def proxy(request: Request, rt: Runtime, service_id: str, path: str) -> StreamingResponse:
     """Answer `ANY /api/services/{id}/v1/{path}`: the access rule, the service's status, its TTL moved, the relay."""
+    import httpx  # here, not at import: httpx (and the CLI it loads) costs console start-up ~0.1 s
+
     cred = await caller(request)
     target = await run_in_threadpool(lifecycle.proxy_target, rt, service_id=service_id)
     verdict = decide(cred, owner_id=target.owner_id if target else -1, service_id=service_id,

@@ -18,6 +18,7 @@ from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .models import Lock
+from .schema_version import is_current
 from .signals import ChangeSignal, watch_accounts
 
 __all__ = ["Database"]
@@ -102,7 +103,18 @@ class Database:
             session.execute(select(Lock).where(Lock.name == "capacity").with_for_update())
 
     def migrate(self) -> None:
-        """Apply every Alembic migration (under an advisory lock on PostgreSQL), then make sure the lock rows exist."""
+        """Apply every Alembic migration (under an advisory lock on PostgreSQL), then make sure the lock rows exist.
+
+        A database that already records the newest revision is left alone without loading Alembic (console start)."""
+        with self._write_engine.connect() as connection:
+            current = is_current(connection, _MIGRATIONS / "versions")
+        if not current:
+            self._upgrade()
+        with self.write() as session:
+            if session.get(Lock, "capacity") is None:
+                session.add(Lock(name="capacity"))
+
+    def _upgrade(self) -> None:
         from alembic import command
         from alembic.config import Config
 
@@ -122,9 +134,6 @@ class Database:
                 if not self.is_sqlite:
                     connection.exec_driver_sql("SELECT pg_advisory_unlock(727211)")
                     connection.commit()
-        with self.write() as session:
-            if session.get(Lock, "capacity") is None:
-                session.add(Lock(name="capacity"))
 
     def dispose(self) -> None:
         """Close every pooled connection."""

@@ -40,6 +40,9 @@ __all__ = [
     "Sweep",
     "Token",
     "User",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
 ]
 
 NAMING = {
@@ -410,3 +413,78 @@ class BenchmarkScore(Base):
     created_at: Mapped[float] = mapped_column(Float)
     __table_args__ = (Index("ix_benchmark_scores_run", "run_id"),
                       UniqueConstraint("run_id", "benchmark", "metric", "repeat", name="uq_benchmark_scores_point"))
+
+
+class Webhook(Base):
+    """An account's webhook: where its jobs' state changes are POSTed, which ones, and the salt its signing secret is
+    derived from (with the console's key in the state folder; the secret itself is stored nowhere)."""
+
+    __tablename__ = "webhooks"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(Text)
+    events: Mapped[str] = mapped_column(String(255))  # comma-separated event names
+    salt: Mapped[str] = mapped_column(String(64))
+    prefix: Mapped[str] = mapped_column(String(16), default="")  # the secret's first characters, to tell hooks apart
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_webhooks_user", "user_id"),)
+
+
+class WebhookDelivery(Base):
+    """One event for one hook (the outbox row, written in the transaction of the state change): its body, frozen
+    when it was written, and where its delivery stands (`pending` until `delivered`, or `failed` after the last
+    attempt); `next_at` is when it is due (also the sender's lease while an attempt is under way)."""
+
+    __tablename__ = "webhook_deliveries"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hook_id: Mapped[int] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    job_id: Mapped[str] = mapped_column(String(32))
+    event: Mapped[str] = mapped_column(String(32))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    finished_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    __table_args__ = (Index("ix_webhook_deliveries_due", "state", "next_at"),
+                      Index("ix_webhook_deliveries_hook", "hook_id", "id"),
+                      Index("ix_webhook_deliveries_user", "user_id", "id"))
+
+
+class WebhookAttempt(Base):
+    """One attempt of a delivery: when, the receiver's status code or the error, and when the next one is due."""
+
+    __tablename__ = "webhook_attempts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    delivery_id: Mapped[int] = mapped_column(ForeignKey("webhook_deliveries.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    at: Mapped[float] = mapped_column(Float)
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str] = mapped_column(Text, default="")
+    next_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    __table_args__ = (Index("ix_webhook_attempts_delivery", "delivery_id"),)
+
+
+class MlflowMirror(Base):
+    """A job's metrics mirrored to one MLflow run (`services.mirror`): where to, the MLflow run once made, the last
+    point sent (`sent_point_id`, a `metrics.id`), the MLflow status last set, and the delivery's failures. One row per
+    job: every attempt of the job logs to the same MLflow run."""
+
+    __tablename__ = "mlflow_mirrors"
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    tracking_uri: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))  # mirroring | done | refused | gave_up
+    mlflow_run_id: Mapped[str] = mapped_column(String(64), default="")
+    sent_point_id: Mapped[int] = mapped_column(Integer, default=0)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)  # the job's attempt `sent_point_id` is counted in
+    run_status: Mapped[str] = mapped_column(String(16), default="")  # "" | RUNNING | FINISHED | FAILED | KILLED
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # failed deliveries in a row
+    error: Mapped[str] = mapped_column(Text, default="")  # the last failure (or why the URL is refused)
+    next_try_at: Mapped[float] = mapped_column(Float, default=0.0)
+    lease_owner: Mapped[str] = mapped_column(String(64), default="")  # the process delivering it now
+    lease_expires_at: Mapped[float] = mapped_column(Float, default=0.0)
+    updated_at: Mapped[float] = mapped_column(Float, default=0.0)
+    __table_args__ = (Index("ix_mlflow_mirrors_state", "state", "next_try_at"),)

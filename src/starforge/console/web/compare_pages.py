@@ -16,7 +16,7 @@ from ..services.context import Runtime
 from ..services.errors import Rejected
 from ..services.jobs import reads as job_reads
 from ..services.jobs import run_series
-from ..services.runs.inputs import flat_inputs, run_inputs
+from ..services.runs.inputs import NOT_COMPARED, flat_inputs, run_inputs
 from ..services.sweeps import reads as sweep_reads
 from .charts import Curve, Plot, line_plot
 from .pages import frame
@@ -38,9 +38,7 @@ class Row:
     differs: bool
 
 
-# what names or places one run rather than defines it: a row of these would mark every run as differing
 _HYPER = "hyperparameters."
-_NOT_COMPARED = ("placement.engine_ref", "lab.bundle", "model.init_from.resolved")
 
 
 def run_inputs_flat(rt: Runtime, caller: WebCaller, refs: Sequence[str]) -> list[dict[str, str]]:
@@ -50,7 +48,7 @@ def run_inputs_flat(rt: Runtime, caller: WebCaller, refs: Sequence[str]) -> list
     flat = [flat_inputs(run_inputs(rt, user=caller.user, ref=ref)) for ref in refs]
     keys = dict.fromkeys(k for each in flat for k in each)
     same = {k for k in keys if k.startswith("config.") and len({each.get(k) for each in flat}) == 1}
-    return [{k: v for k, v in each.items() if k not in same and k not in _NOT_COMPARED} for each in flat]
+    return [{k: v for k, v in each.items() if k not in same and k not in NOT_COMPARED} for each in flat]
 
 
 def _refs(rt: Runtime, caller: WebCaller, runs: Sequence[str], sweep: str, exp: str) -> list[str]:
@@ -66,6 +64,8 @@ def _names(inputs: list[dict[str, str]], refs: list[str]) -> list[str]:
     """Each run named by the inputs that differ between the runs (hyperparameters first), else by its job."""
     keys = list(dict.fromkeys(k for each in inputs for k in each))
     differing = [k for k in keys if len({each.get(k, "") for each in inputs}) > 1]
+    if any(not k.startswith("config.") for k in differing):  # the merged config repeats what the inputs set
+        differing = [k for k in differing if not k.startswith("config.")]
     differing.sort(key=lambda k: (not k.startswith(_HYPER), keys.index(k)))
     names = [", ".join(f"{k.removeprefix(_HYPER)}={each.get(k, '—')}" for k in differing[:3]) or ref
              for each, ref in zip(inputs, refs, strict=True)]

@@ -15,7 +15,7 @@ from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, WAITING
 
 __all__ = ["COLUMNS", "Column", "JobLine", "Mark", "attempts_text", "duration_text", "line_of", "live_cells",
-           "marks_of", "metric_heading", "metric_text", "note_text"]
+           "marks_of", "metric_heading", "metric_text", "note_text", "quiet_note"]
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,15 @@ def attempts_text(row: JobRow) -> str:
     return f"{row.attempts}{restarts}"
 
 
+def quiet_note(status: str, message: str) -> str:
+    """Return a job's stored reason where it tells something (why it waits, is held or failed, who stopped it,
+    what its engine says while it starts), "" for a job that runs or succeeded (the jobs list and a job's page)."""
+    return "" if status in _QUIET else message
+
+
 def note_text(row: JobRow) -> str:
-    """Return the job's stored reason where it tells something (why it waits, is held or failed, who stopped it,
-    what its engine says while it starts), "" for a job that runs or succeeded."""
-    return "" if row.status in _QUIET else row.message
+    """Return the note of a listed job (`quiet_note`)."""
+    return quiet_note(row.status, row.message)
 
 
 def marks_of(row: JobRow) -> tuple[Mark, ...]:

@@ -146,7 +146,7 @@ def job_page(rt: Runtime, caller: WebCaller, *, ref: str) -> str:
     spec = job_reads.jobspec(rt, user=caller.user, ref=ref)
     decisions = job_reads.job_admissions(rt, user=caller.user, ref=ref)["admissions"]
     return render("job.html", **frame(caller, "jobs"), **parts, **provenance_parts(rt, caller, ref),
-                  decisions=decisions,
+                  decisions=decisions, note=cols.quiet_note(parts["job"]["status"], parts["job"].get("message") or ""),
                   spec=json.dumps(spec, indent=2, sort_keys=True),
                   controls=job_controls(parts["job"], may_control=roles.can_stop(caller.user)))
 
@@ -158,7 +158,7 @@ def job_live(rt: Runtime, caller: WebCaller, *, ref: str) -> dict[str, Any]:
     parts = _job_parts(rt, caller, ref)
     job = parts["job"]
     failure = parts["failure"]  # a failed job says why in words; its exit code is a detail of its page
-    message = f"Why it failed: {failure['headline']}" if failure else job.get("message") or ""
+    message = f"Why it failed: {failure['headline']}" if failure else cols.quiet_note(job["status"], job.get("message") or "")
     empty = "This job reported no metrics." if parts["final"] else "No metrics reported yet."
     return {"status": job["status"], "final": parts["final"], "message": message,
             "plots": [plot.payload for plot in parts["charts"]], "no_metrics": empty,

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typing import TYPE_CHECKING, Any
 
 from .assets import asset_url
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 __all__ = ["render"]
 
@@ -47,6 +48,9 @@ def _size(count: float | None) -> str:
 
 @functools.cache
 def _environment() -> Environment:
+    # on the first page, not at import: the API never needs Jinja2
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(when=_when, duration=_duration, size=_size)

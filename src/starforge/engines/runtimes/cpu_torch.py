@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import Requirement
 from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -63,6 +62,9 @@ def torch_plan(setting: str, index_url: str, find_links: tuple[str, ...]) -> Tor
             return TorchPlan((f"torch=={version}",), note=f"torch's CPU build {version} from {wheel.parent}")
         return TorchPlan(extra_index_urls=(index_url,), check="cpu-build",
                          note=f"torch's CPU build from {index_url}")
+    # only for a pinned setting, not at import: its parser costs every console start ~30 ms
+    from packaging.requirements import Requirement
+
     pin = Requirement(setting)
     local = [(v, w) for v, w in wheels if pin.specifier.contains(v, prereleases=True)]
     if local:

@@ -12,10 +12,13 @@ import importlib.metadata
 import importlib.util
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 __all__ = ["ConsoleEnvironment", "console_environment", "is_cpu_torch"]
 
@@ -72,6 +75,9 @@ class ConsoleEnvironment:
 
     def _visit(self, text: str, extras: frozenset[str], gpu: bool, seen: set[tuple[str, frozenset[str]]],
                out: list[str]) -> None:
+        # here, not at import: its parser costs every console start ~30 ms
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             req = Requirement(text)
         except InvalidRequirement:

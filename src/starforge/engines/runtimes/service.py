@@ -47,7 +47,7 @@ class Runtimes:
                  pip_config: PipConfig | None = None) -> None:
         self.settings = settings
         self.cache = RuntimeCache(settings.cache_dir)
-        self.env = env or console_environment()
+        self._env = env  # read on first use: listing every installed distribution costs console start ~40 ms
         self.python = f"{sys.version_info.major}.{sys.version_info.minor}"
         self._pip_config = pip_config
         self._torch: TorchPlan | None = None
@@ -56,6 +56,13 @@ class Runtimes:
         self._inflight: dict[str, tuple[Future[RuntimeRecord], BuildLog]] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(settings.build_workers, thread_name_prefix="starforge-runtime")
+
+    @property
+    def env(self) -> ConsoleEnvironment:
+        """Return the environment of the console's interpreter (the one given, else this process's, read once)."""
+        if self._env is None:
+            self._env = console_environment()
+        return self._env
 
     # what a job runs on ----------------------------------------------------------------------------------------
     def pip_config(self) -> PipConfig:

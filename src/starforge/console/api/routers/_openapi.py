@@ -11,6 +11,7 @@ from typing import Any
 
 from ....wire.quota_fields import QUOTA_FIELDS
 from ...services.accounts.roles import ROLES
+from ...services.notify.events import EVENTS
 
 __all__ = [
     "ADMISSION_CHECK",
@@ -33,6 +34,7 @@ __all__ = [
     "USER_CODE",
     "NEW_TOKEN",
     "NEW_USER",
+    "NOTIFY_HOOK",
     "PLAYGROUND_EXTEND",
     "PLAYGROUND_START",
     "SERVICE_EXTEND",
@@ -104,6 +106,7 @@ SERVICE_START = _json({"model": _TEXT, "gpus": {"type": "integer", "minimum": 0,
                       ("model",))
 SERVICE_EXTEND = _json({"hours": {"type": "number", "exclusiveMinimum": 0}})
 SERVICE_KEY = _json({"name": _TEXT})
+NOTIFY_HOOK = _json({"url": _TEXT, "events": {"type": "array", "items": {"enum": list(EVENTS)}}}, ("url",))
 SERVICE_PROXY = {"requestBody": {"required": False, "content": {"application/json": {"schema": {"type": "object"}}},
                                  "description": "the OpenAI API request, passed to the service as it is"}}
 PLAYGROUND_START = _json({"model": _TEXT, "gpus": {"type": "integer", "minimum": 0, "maximum": 4096},

@@ -1,6 +1,6 @@
 """The doors of a job row: `build_job` makes it and `create_job` adds it (the submission writer inserts a batch of
-built rows itself), `set_status` (`status_event` for a batch) is the one way its status changes, and `stop_job` the
-one way a stop is requested.
+built rows itself), `set_status` (`status_event` for a batch) is the one way its status changes (writing the account's webhook
+deliveries with it: `notify.outbox`), and `stop_job` the one way a stop is requested.
 
 Tier: query (runs over the caller's session, in the caller's transaction; never begins or commits one). Submissions
 and follow-ups both make their rows with `build_job`; the scheduler, stops and account changes move them through
@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from ....contract import JobSpec, dumps
 from ...store.models import Job, JobEvent
+from ..notify.outbox import enqueue as enqueue_notifications
 
 __all__ = [
     "ACTIVE",
@@ -152,6 +153,7 @@ def set_status(db: Session, job: Job, status: str, *, reason: str = "", waiting_
     if event is None:
         return False
     db.add(event)
+    enqueue_notifications(db, job, event)  # the account's webhooks, in this same transaction (the outbox)
     return True
 
 

@@ -19,7 +19,7 @@ from ..context import Runtime
 from ..jobs import metrics as metric_store
 from ..jobs import queries as job_queries
 from .bundle_stat import bundle_stat
-from .inputs import flat_inputs, inputs_of
+from .inputs import NOT_COMPARED, flat_inputs, inputs_of
 
 __all__ = ["SECTIONS", "compare_inputs", "diff_runs", "summary_of"]
 
@@ -47,7 +47,7 @@ _PREFIXES: dict[str, tuple[str, ...]] = {
     "seeds": ("seeds.",),
     "placement": ("placement.",),
 }
-_IGNORED = ("exp", "action", "attempts", "lab.bundle", "lab.changed_files", "model.init_from.resolved")
+_IGNORED = ("exp", "action", "attempts", "lab.changed_files", *NOT_COMPARED)
 
 
 def _flat_spec(value: Any, prefix: str, out: dict[str, str]) -> None:

@@ -22,7 +22,11 @@ from ..accounts.view import UserView
 from ..context import Runtime
 from ..jobs import queries as job_queries
 
-__all__ = ["SEED", "flat_inputs", "inputs_of", "run_inputs"]
+__all__ = ["NOT_COMPARED", "SEED", "flat_inputs", "inputs_of", "run_inputs"]
+
+# flat keys that name or place one run rather than define it (its engine's reference, its bundle's digest, the host
+# path its init_from resolved to): comparing them would mark every pair of runs as different
+NOT_COMPARED = ("placement.engine_ref", "lab.bundle", "model.init_from.resolved")
 
 SEED = re.compile(r"(^|[._])seed($|[._])|seed$", re.IGNORECASE)  # a hyperparameter that seeds randomness
 _MAX_CHANGED = 200

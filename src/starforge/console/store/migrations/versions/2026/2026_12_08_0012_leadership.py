@@ -1,8 +1,8 @@
 """leadership: the one row naming the process that leads the scheduler, its epoch the fencing token; launches record it
 
-Revision ID: 0010
-Revises: 0009
-Create Date: 2026-12-07 09:00:00
+Revision ID: 0012
+Revises: 0011
+Create Date: 2026-12-08 09:00:00
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0010'
-down_revision = '0009'
+revision = '0012'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 
