@@ -32,7 +32,6 @@ def start_console(config: dict[str, Any], *, database_url: str = "", workers: in
     tmp = tempfile.TemporaryDirectory(prefix="sf-bench-")
     state = Path(tmp.name) / "state"
     state.mkdir()
-    extra = ("--workers", str(workers)) if workers > 1 else ()
-    console = ConsoleProcess(state, config=config, database_url=database_url, extra_args=extra)
+    console = ConsoleProcess(state, config=config, database_url=database_url, workers=workers)
     console.start()
     return console, tmp

@@ -24,6 +24,9 @@ _SERVICE_MARK = "\u00a7"  # brackets a missing service's name and remedy in a sk
 # order is measured too: modules that share a scarce thing (the TRL runtime's first build, the two Slurm nodes) start
 # apart (a cold run ordered by its own figures took 734 s, against 640 s in this order).
 UNIT_SECONDS: dict[str, float] = {
+    "tests/integration/test_two_workers.py": 20,
+    "tests/integration/test_leader_failover.py": 120,
+    "tests/unit/console/test_leadership.py": 6,
     "tests/e2e/test_trl.py": 175,
     "tests/integration/test_serving.py": 50,
     "tests/compat/test_official_bench.py": 12,

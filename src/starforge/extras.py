@@ -49,6 +49,10 @@ class MissingExtra(ModuleNotFoundError):
         super().__init__(f"{feature} needs the `{extra}` extra, which is not installed (no module named {module!r})",
                          name=module)
 
+    def __reduce__(self) -> tuple[type[MissingExtra], tuple[str, str, str]]:
+        # pickled by a console worker that could not start, for its parent to report (`console.workers`)
+        return MissingExtra, (self.extra, self.feature, self.name or "")
+
 
 def missing_extra(exc: ModuleNotFoundError, feature: str = "") -> MissingExtra | None:
     """Return the `MissingExtra` behind `exc` when its module belongs to an extra (None for any other module)."""

@@ -58,8 +58,10 @@ class ConsoleProcess:
 
     def __init__(self, state_dir: Path, *, database_url: str = "", config: dict[str, Any] | None = None,
                  extra_args: tuple[str, ...] = (), prefix: tuple[str, ...] = (),
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, workers: int | None = None) -> None:
         self.state_dir = state_dir
+        # worker processes (`--workers`): STARFORGE_TEST_WORKERS runs every suite's consoles with that many
+        self.workers = workers or int(os.environ.get("STARFORGE_TEST_WORKERS") or 1)
         self.prefix = prefix  # e.g. a wrapper that runs the console as another user
         self.env = env or {}
         self.database_url = database_url
@@ -95,7 +97,7 @@ class ConsoleProcess:
             # its own process group: stop() reaches a wrapper's child too (a prefix such as bwrap does not forward
             # signals); the jobs run in process groups of their own, so a SIGKILL here spares them as before
             argv = ["console", "up", "--host", "127.0.0.1", "--port", str(self.port), *self._db_args(),
-                    *self.extra_args]
+                    "--workers", str(self.workers), *self.extra_args]
             if not self.prefix and forkserver.enabled():  # the same process, its imports inherited (tests/forkserver.py)
                 self.proc = forkserver.spawn(argv, env=env, stderr=log)
             else:
@@ -200,7 +202,7 @@ def _pg_admin_url(request: pytest.FixtureRequest) -> str:
 
 
 def make_console(tmp_path_factory: pytest.TempPathFactory, backend: str, *, config: dict[str, Any] | None = None,
-                 extra_args: tuple[str, ...] = ()) -> ConsoleProcess:
+                 extra_args: tuple[str, ...] = (), workers: int | None = None) -> ConsoleProcess:
     """Create (not start) a console on a fresh state directory and database of `backend`."""
     state = tmp_path_factory.mktemp(f"console-{backend}") / "state"
     state.mkdir()
@@ -216,7 +218,7 @@ def make_console(tmp_path_factory: pytest.TempPathFactory, backend: str, *, conf
         database_url = _postgres_database(
             require_service("PostgreSQL", "STARFORGE_TEST_POSTGRES_URL", "run `scripts/services.sh up`")
         )
-    return ConsoleProcess(state, database_url=database_url, config=config, extra_args=extra_args)
+    return ConsoleProcess(state, database_url=database_url, config=config, extra_args=extra_args, workers=workers)
 
 
 DEFAULT_CONFIG: dict[str, Any] = {

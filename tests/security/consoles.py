@@ -23,12 +23,13 @@ _SERVER_ERROR = re.compile(r"unexpected error|Exception in ASGI application")
 class Launcher:
     """Start consoles for one test (or module) and stop every one of them afterwards, cleanly."""
 
-    def __init__(self, factory: pytest.TempPathFactory) -> None:
+    def __init__(self, factory: pytest.TempPathFactory, *, workers: int | None = None) -> None:
         self._factory = factory
+        self._workers = workers  # worker processes of each console (None: the suite's, STARFORGE_TEST_WORKERS)
         self._started: list[ConsoleProcess] = []
 
     def __call__(self, backend: str = "sqlite", config: dict[str, Any] | None = None) -> ConsoleProcess:
-        console = make_console(self._factory, backend, config=config)
+        console = make_console(self._factory, backend, config=config, workers=self._workers)
         console.start()
         self._started.append(console)
         return console

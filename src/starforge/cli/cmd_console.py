@@ -82,6 +82,9 @@ def up(
         "--executor", help="engine of every series the config does not map: local (default), slurm or ray")] = None,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", help="the Ray cluster's Jobs API, e.g. http://127.0.0.1:8265 (with --executor ray)")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, max=64, help="processes serving the API on the one port, one of them (the elected "
+        "leader) running the scheduler (default: this machine's cores, at most 8; 1: a single process)")] = None,
 ) -> None:
     """Run the console in the foreground (SQLite in the state directory unless --database-url is given)."""
     from starforge.console.settings import CatalogSettings
@@ -106,20 +109,48 @@ def up(
     if allow_registry:
         hosts = tuple(dict.fromkeys([*(settings.image_allowlist or ()), *(h.strip() for h in allow_registry)]))
         settings = replace(settings, image_allowlist=hosts)
-    from starforge.console.server import PortUnavailable, serve
+    from starforge.console.server import PortUnavailable, default_workers, serve
+    from starforge.console.workers import WorkerFailed
 
     try:
-        serve(settings)
+        serve(settings, workers=workers or default_workers())
     except CatalogError as exc:
         Output().abort(f"the recipe catalog is invalid, the console will not start: {exc}")
     except SandboxUnavailable as exc:
         Output().abort(f"jobs cannot be sandboxed here, the console will not start: {exc}", hint=exc.fix)
     except PortUnavailable as exc:
         Output().abort(str(exc), hint="choose another --port (or `port:` in the config file), or stop what uses it")
+    except WorkerFailed as exc:
+        Output().abort(str(exc), hint="see the worker's traceback above; `--workers 1` runs a single process")
     except ExecutorError as exc:
         Output().abort(f"an engine of this console cannot be reached, the console will not start: {exc}",
                        hint="check the engine's address (--ray-address, executors.ray.address) and that Slurm's "
                             "commands work for the console's user (sinfo)")
+
+
+def _status_text(state: dict[str, Any]) -> str:
+    this, leader = state["this"], state.get("leader")
+    lines = [f"this process: pid {this['pid']} on {this['host']} (console {this['console_id']}, "
+             f"{'leads the scheduler' if this.get('leads') else 'serves the API'})"]
+    if leader is None:
+        lines.append("leader: none elected yet (no process runs background work)")
+    else:
+        lines.append(f"leader: pid {leader['pid']} on {leader['host']} (console {leader['console_id']}), epoch "
+                     f"{leader['epoch']}, last heartbeat {leader['heartbeat_age_seconds']:.1f} s ago")
+    return "\n".join(lines)
+
+
+@app.command("status")
+def status(as_json: AsJson = False) -> None:
+    """Show which console process answered and which one leads the scheduler (its fencing epoch, its heartbeat).
+
+    Asks the console you are logged in to (any account)."""
+    from starforge.cli.cmd_job import console_session
+
+    out = Output(as_json=as_json)
+    with console_session(out) as console:
+        state = console.console_status()
+    out.emit(state, _status_text)
 
 
 @app.command("render")

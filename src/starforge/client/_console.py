@@ -152,6 +152,11 @@ class Console:
         """Return the profile registry and GPU capacity."""
         return ClusterStatus.from_body(self._get("/api/cluster/status"))
 
+    def console_status(self) -> dict[str, Any]:
+        """Return the console process that answered (`this`) and the one leading the scheduler (`leader`, None
+        before the first election): console id, host, pid, and the leader's fencing `epoch` and heartbeat."""
+        return self._get("/api/console")
+
     def usage(self) -> Usage:
         """Return the account's quota and current usage."""
         return Usage.from_body(self._get("/api/usage/mine"))

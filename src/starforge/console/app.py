@@ -28,6 +28,7 @@ from .api.routers import (
     auth,
     benchmarks,
     cluster,
+    console_status,
     datasets,
     ingest,
     jobs,
@@ -50,6 +51,7 @@ from .mcp_mount import mount_mcp
 from .renderers import renderers
 from .runtime import Console, cache_sizes, console_identity, load_served_catalog
 from .scheduler.records import image_digests_in_use
+from .scheduler.remote_wake import shared_wake, waker
 from .services.accounts.cache import AccountCache
 from .services.context import Runtime, wake
 from .services.jobs.submission_writer import SubmissionWriter
@@ -112,8 +114,9 @@ def build_console(settings: Settings, *, opened: Opened | None = None, isolation
         capacity=capacity,
         job_paths=_job_paths(engines, isolation),
         accounts=AccountCache(db, db.account_changes),
-        submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,
-                                     wake=functools.partial(wake, wakeup, place_due)),
+        submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,  # wakes the leader, wherever
+                                     wake=waker(shared_wake(settings.state_dir),
+                                                functools.partial(wake, wakeup, place_due))),
         throttles=throttles or Throttles(),
         maintenance=Maintenance(settings),
         logs=LogLocks(),
@@ -141,7 +144,7 @@ def _job_paths(engines: Engines | None, isolation: Isolation) -> Callable[[Path,
     return job_paths
 
 
-def bootstrap_admin(rt: Runtime) -> str | None:
+def bootstrap_admin(rt: Runtime | Opened) -> str | None:
     """On a fresh database create the `admin` account and return its one-time API token (None otherwise)."""
     from sqlalchemy import select
 
@@ -191,7 +194,7 @@ def create_app(settings: Settings, console: Console | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotPaths)  # dry-run admission and submission without FastAPI's per-request routing
     for module in (meta, auth, account, cluster, jobs, logs, ingest, admin, plugins, datasets, runs, sweeps, lifecycle,
-                   models, volumes, services, benchmarks, web, metrics, notify, mirror):
+                   models, volumes, services, benchmarks, web, metrics, notify, mirror, console_status):
         app.include_router(module.router)
     mount_mcp(app, rt)  # issue [6]: MCP at /api/mcp/rpc, tools on the services in process; the SDK loads on first use
     return app

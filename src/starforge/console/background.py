@@ -1,9 +1,14 @@
 """The console's engine side at start: the job sandbox (`prepare_isolation`), the engines the settings name, built
-from the engine registry (`build_engines`), and the background loop (`start_background`, reconciling first)."""
+from the engine registry (`build_engines`), and the background work (`start_background`): an election, and in the
+process that leads the scheduler loop (reconciling first, every write it makes fenced by its epoch), the webhook
+sender and the MLflow mirror."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+from collections.abc import Callable
 from typing import Protocol
 
 from ..engines import registry
@@ -60,22 +65,47 @@ def build_engines(settings: Settings, isolation: Isolation) -> Engines:
 
 
 def start_background(console: Console) -> list[Loop]:
-    """Reconcile jobs left by a previous process and start the scheduler loop on the console's engines, the webhook
-    sender beside it and, when `mlflow:` names a tracking server, the metrics mirror; return the started loops (each
-    with `stop()`)."""
-    from .scheduler import BackgroundLoop, Scheduler
-    from .services.notify.sender import NotifySender
+    """Start this process's election: the process that leads the console's database (at once, when no other does)
+    reconciles jobs left by a previous leader and runs the scheduler loop on the console's engines; return the
+    started work (each with `stop()`)."""
+    from .services.leadership import Elector, Member, leader_lock
 
     assert console.engines is not None, "a console without engines runs no background work"
     rt = console.runtime
-    loop = BackgroundLoop(rt, Scheduler(rt, console.engines, runtimes=console.runtimes, images=console.images), rt.settings.scheduler_interval)
+    elector = Elector(rt.db, leader_lock(rt.db.url, rt.settings.state_dir), Member.this_process(rt.identity),
+                      functools.partial(_lead, console))
+    elector.start()
+    return [elector]
+
+
+def _lead(console: Console, epoch: int) -> Callable[[], None]:
+    """Run the leader's work with fencing token `epoch`: reconcile, then the scheduler loop (its writes fenced), the
+    webhook sender beside it and, when `mlflow:` names a tracking server, the metrics mirror; return their stop."""
+    from .scheduler import BackgroundLoop, Scheduler
+    from .scheduler.remote_wake import WakeWatcher, shared_wake
+    from .services.leadership import check
+    from .services.notify.sender import NotifySender
+
+    assert console.engines is not None
+    rt = console.runtime
+    fenced = dataclasses.replace(rt, db=rt.db.fenced(functools.partial(check, epoch=epoch)))
+    scheduler = Scheduler(fenced, console.engines, runtimes=console.runtimes, images=console.images, epoch=epoch)
+    loop = BackgroundLoop(fenced, scheduler, rt.settings.scheduler_interval)
     loop.start()
+    watcher = WakeWatcher(rt, shared_wake(rt.settings.state_dir))  # what other processes commit, launched soon
+    watcher.start()
     sender = NotifySender(rt)  # the process that schedules is the one that sends (its deliveries are leased)
     sender.start()
-    if not rt.settings.mlflow.on:
-        return [loop, sender]
-    from .services.mirror.loop import MirrorLoop
+    loops: list[Loop] = [watcher, loop, sender]
+    if rt.settings.mlflow.on:
+        from .services.mirror.loop import MirrorLoop
 
-    mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
-    mirror.start()
-    return [loop, sender, mirror]
+        mirror = MirrorLoop(rt)  # `mlflow:` names a tracking server: jobs' metrics are mirrored there
+        mirror.start()
+        loops.append(mirror)
+
+    def stop() -> None:
+        for started in loops:
+            started.stop()
+
+    return stop

@@ -39,6 +39,7 @@ class Console:
 
 def console_identity(state_dir: Path) -> str:
     """Return the identity kept in `state_dir` (`console.id`), writing a new random one when there is none."""
+    import os
     import secrets
 
     path = state_dir / IDENTITY_FILE
@@ -50,7 +51,7 @@ def console_identity(state_dir: Path) -> str:
         return known
     fresh = secrets.token_hex(8)
     state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # several processes may start on a fresh folder at once
     tmp.write_text(fresh + "\n", encoding="ascii")
     tmp.replace(path)
     return fresh

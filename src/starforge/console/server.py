@@ -4,26 +4,41 @@ Start order matters: the database and catalog are checked, then the job sandbox 
 when jobs cannot be isolated), then the engines are reached and the console is built whole (`build_console`),
 then the port is bound, and only then is the one-time admin token created and printed — a console that cannot
 serve never swallows the token.
+
+With `workers` above one the parent binds the port once, then forks that many worker processes which inherit the
+listening socket, build the console each (engines, runtime, application) and say they are ready before the token
+is printed; the parent supervises them (`workers.Supervisor`): a worker that dies is started again, SIGTERM stops
+them all. Each worker serves the API; the one elected leader (`services.leadership`) runs the scheduler.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import socket
 import sys
+from typing import Any
 
 from ..engines.isolation import Isolation
 from .api.hot_paths import HotPaths
-from .app import bootstrap_admin, build_console, create_app, open_state
+from .app import Opened, bootstrap_admin, build_console, create_app, open_state
 from .background import build_engines, prepare_isolation
 from .banner import sandbox_banner
 from .http_protocol import http_protocol
 from .job_channel import JobChannelGuard, bind_channel
+from .runtime import console_identity
 from .settings import Settings
 
-__all__ = ["PortUnavailable", "bind", "serve"]
+__all__ = ["PortUnavailable", "bind", "default_workers", "serve"]
 
 MAX_HEADER_BYTES = 1024 * 1024  # X-Forge-Meta is 1–3 KB usually; the protocol asks for at least 64 KB
+MAX_WORKERS = 8  # the default's cap: beyond it the one SQLite writer, not the API, is what waits
+
+
+def default_workers() -> int:
+    """Return the worker processes `sf console up` starts by default: this machine's cores, capped at MAX_WORKERS."""
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
 
 
 class PortUnavailable(OSError):
@@ -49,10 +64,9 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(settings: Settings) -> None:
-    """Start the console in the foreground; print the one-time admin token on a fresh state directory."""
-    import uvicorn
-
+def serve(settings: Settings, *, workers: int = 1) -> None:
+    """Start the console in the foreground, in `workers` processes; print the one-time admin token on a fresh state
+    directory."""
     opened = open_state(settings)
     if "local" in settings.engines():
         isolation = prepare_isolation(settings)
@@ -61,26 +75,66 @@ def serve(settings: Settings) -> None:
     if "local" in settings.engines() and not isolation.sandboxed:
         bar = "!" * 100
         print(f"{bar}\n{isolation.warning()}\n{bar}", file=sys.stderr, flush=True)
+    if workers > 1:
+        _serve_workers(settings, opened, isolation, workers)
+        return
     # build_engines raises ExecutorError when an engine cannot be reached
     engines = build_engines(settings, isolation) if settings.run_background else None
     console = build_console(settings, opened=opened, isolation=isolation, engines=engines)
-    rt = console.runtime
-    sock = bind(settings.host, settings.port)
-    sockets = [sock]
+    sockets = _listen(settings, isolation)
+    _announce(settings, opened, isolation, workers=1)
+    _run(settings, create_app(settings, console), sockets)
+
+
+def _serve_workers(settings: Settings, opened: Opened, isolation: Isolation, workers: int) -> None:
+    """Bind once, fork `workers` processes serving on the inherited sockets, announce once they are all ready, and
+    supervise them until SIGTERM."""
+    from .workers import Supervisor
+
+    sockets = _listen(settings, isolation)
+    console_identity(settings.state_dir)  # written once here: the workers read the same
+    opened.db.dispose()  # no pooled connection crosses a fork: each worker opens its own
+
+    def worker() -> None:
+        # build_engines raises ExecutorError when an engine cannot be reached: the supervisor reports it
+        engines = build_engines(settings, isolation) if settings.run_background else None
+        console = build_console(settings, opened=opened, isolation=isolation, engines=engines)
+        app = create_app(settings, console)
+        supervisor.ready()
+        _run(settings, app, sockets)
+
+    supervisor = Supervisor(worker, workers)
+    supervisor.start()  # raises the first worker's start-up error (the others are stopped)
+    _announce(settings, opened, isolation, workers=workers)
+    opened.db.dispose()
+    supervisor.supervise()
+
+
+def _listen(settings: Settings, isolation: Isolation) -> list[socket.socket]:
+    sockets = [bind(settings.host, settings.port)]
     if isolation.network is not None:  # jobs in their own network reach the console only through its channel
         sockets.append(bind_channel(settings.state_dir))
-    token = bootstrap_admin(rt)
+    return sockets
+
+
+def _announce(settings: Settings, opened: Opened, isolation: Isolation, *, workers: int) -> None:
+    token = bootstrap_admin(opened)
     if token:
         print(f"admin token (shown once): {token}", flush=True)
         print(f"  log in with: sf login --server {settings.base_url} --token {token}", file=sys.stderr, flush=True)
     if not settings.image_allowlist:
         print("note: no image_allowlist is configured, so every --image override is refused; allow a registry "
               "with `image_allowlist` in the --config file or `--allow-registry HOST`", file=sys.stderr, flush=True)
-    app = create_app(settings, console)
+    processes = f"; {workers} worker processes" if workers > 1 else ""
     print(f"StarForge console listening on http://{settings.host}:{settings.port} "
-          f"(state {settings.state_dir}, {'SQLite' if rt.db.is_sqlite else 'PostgreSQL'}; "
-          f"engines {', '.join(settings.engines())}; {sandbox_banner(settings, isolation)})", file=sys.stderr,
-          flush=True)
+          f"(state {settings.state_dir}, {'SQLite' if opened.db.is_sqlite else 'PostgreSQL'}; "
+          f"engines {', '.join(settings.engines())}; {sandbox_banner(settings, isolation)}{processes})",
+          file=sys.stderr, flush=True)
+
+
+def _run(settings: Settings, app: Any, sockets: list[socket.socket]) -> None:
+    import uvicorn
+
     config = uvicorn.Config(
         # the channel's guard first (a job's Unix-socket connection reaches the ingest only), then the hot routes, which
         # skip the application's middleware stack too

@@ -4,6 +4,7 @@ so (leases expire, restarts reconcile, every status change is stamped with the s
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from starforge.console.scheduling_config import FairShareSettings, PreemptionSet
 from starforge.console.services.accounts import credentials as accounts
 from starforge.console.services.context import Runtime
 from starforge.console.services.jobs.rows import build_job, create_job, set_status, stop_job
+from starforge.console.services.leadership import LostLead, Member, check, take
 from starforge.console.services.quota import caps as quota
 from starforge.console.settings import load_settings
 from starforge.console.store.models import Artifact, Job, JobEvent
@@ -315,3 +317,29 @@ def test_without_preemption_nothing_is_interrupted_and_a_paused_job_is_not_place
     _end(world, running[0])
     assert world.scheduler().place() == 1
     assert (world.row(urgent).status, world.row(paused).status) == ("submitted", "paused")
+
+
+def test_a_scheduler_that_lost_the_lead_changes_nothing(world: World) -> None:
+    job_id, waiting = world.job(status="submitted"), world.job()
+    with world.rt.db.write() as db:
+        mine = take(db, Member("old-leader", "c0ffee", "host", 1), now=world.clock.now())
+    fenced = replace(world.rt, db=world.rt.db.fenced(functools.partial(check, epoch=mine)))
+    executor = LocalExecutor({}, gpus={}, isolation=Isolation.none(world.rt.settings.state_dir))
+    paused = Scheduler(fenced, executor, clock=world.clock, runtimes=world.runtimes, epoch=mine)
+    with world.rt.db.write() as db:  # while it was paused, another process took the lead
+        take(db, Member("new-leader", "c0ffee", "host", 2), now=world.clock.now())
+    for phase in (paused.launch, paused.place, paused.watch, paused.reconcile):
+        with pytest.raises(LostLead):
+            phase()
+    row = world.row(job_id)
+    assert (row.status, row.lease_token, row.attempts, row.executor_ref) == ("submitted", "", 0, "")
+    assert world.row(waiting).status == "queued"
+
+
+def test_taking_the_lead_voids_the_leases_of_earlier_leaders(world: World) -> None:
+    job_id = world.job(status="submitted")
+    (leased,) = claim(world.rt, owner="console-dead", now=world.clock.now())
+    assert world.row(job_id).lease_token == leased.lease.token
+    world.scheduler().reconcile()  # what a process does on taking the lead
+    assert world.row(job_id).lease_token == ""
+    assert [row.lease.job_id for row in claim(world.rt, owner="console-new", now=world.clock.now())] == [job_id]

@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
 
 from ...contract import JobSpec, parse_or_raise
 from ..services.context import Runtime
 from ..services.jobs.handover import Handover
 from ..store.models import Job
 
-__all__ = ["LEASE_SECONDS", "ClaimedJob", "Lease", "LeasedRow", "claim", "load"]
+__all__ = ["LEASE_SECONDS", "ClaimedJob", "Lease", "LeasedRow", "claim", "load", "release_others"]
 
 LEASE_SECONDS = 120.0
 CLAIM_LIMIT = 32  # placed jobs claimed per cycle
@@ -93,6 +93,16 @@ def claim(rt: Runtime, *, owner: str, now: float, limit: int = CLAIM_LIMIT) -> l
                                     job.action, job.parent_id, job.requested_gpus, job.series_gpus or "{}",
                                     job.resolved_json or "{}", job.spec_json))
     return leased
+
+
+def release_others(rt: Runtime, *, owner: str, now: float) -> int:
+    """Void every lease of a placed job not yet started that another owner holds (a scheduler of an earlier leader:
+    the lead, and its leases, are this process's now), so they are claimed again at once; return how many."""
+    with rt.db.write() as db:
+        done = db.execute(update(Job).where(Job.status == "submitted", Job.executor_ref == "", Job.lease_token != "",
+                                            Job.lease_owner != owner, Job.lease_expires_at >= now)
+                          .values(lease_owner="", lease_token="", lease_expires_at=None))
+    return int(getattr(done, "rowcount", 0) or 0)
 
 
 def load(row: LeasedRow, handover: Handover) -> ClaimedJob:

@@ -16,6 +16,7 @@ from ...engines.routing import Engines
 from ...engines.runtimes import Runtimes
 from ..services.context import Runtime
 from ..services.serving.lifecycle import any_expired, stop_expired
+from .claim import release_others
 from .clock import Clock, SystemClock
 from .launch import Launcher
 from .place import place
@@ -30,17 +31,19 @@ log = logging.getLogger("starforge.scheduler")
 class Scheduler:
     """Advance jobs through queued → submitted → running → a final status, on the console's engines.
 
-    `clock` is where every phase reads the time (the machine's by default; `clock.ManualClock` in tests)."""
+    `clock` is where every phase reads the time (the machine's by default; `clock.ManualClock` in tests); `epoch` is
+    the fencing token of the leader it runs in (`services.leadership`), recorded on every attempt it launches."""
 
     def __init__(self, rt: Runtime, executor: Executor | Engines, *, clock: Clock | None = None,
-                 runtimes: Runtimes | None = None, images: Images | None = None) -> None:
+                 runtimes: Runtimes | None = None, images: Images | None = None, epoch: int = 0) -> None:
         self.rt = rt
         self.engines = executor if isinstance(executor, Engines) else Engines.single(executor)
         self.clock: Clock = clock or SystemClock()
         self.owner = f"console-{secrets.token_hex(4)}"
         self.runtimes = runtimes or Runtimes(rt.settings.runtimes)  # recipe runtimes: plans, cache, build workers
         self.images = images or Images(rt.settings.images, in_use=lambda: image_digests_in_use(rt))
-        self.launcher = Launcher(rt, self.engines, self.clock, self.owner, self.runtimes, self.images)
+        self.epoch = epoch
+        self.launcher = Launcher(rt, self.engines, self.clock, self.owner, self.runtimes, self.images, epoch=epoch)
         self.watcher = Watcher(rt, self.engines, self.clock)
 
     def sweep(self) -> int:
@@ -69,7 +72,9 @@ class Scheduler:
         self.watcher.finish(job_id, state)
 
     def reconcile(self) -> None:
-        """After a restart: re-attach live jobs and finish those that ended meanwhile (see `Watcher.reconcile`)."""
+        """After a restart or on taking the lead: void the leases of earlier leaders (`claim.release_others`), then
+        re-attach live jobs and finish those that ended meanwhile (see `Watcher.reconcile`)."""
+        release_others(self.rt, owner=self.owner, now=self.clock.now())
         self.watcher.reconcile()
 
     def cycle(self, *, place: bool = True) -> None:

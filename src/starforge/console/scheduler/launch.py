@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...engines import Executor, ExecutorError, JobRefused, LaunchRequest, Limits
+from ...engines import ExecState, Executor, ExecutorError, JobRefused, LaunchRequest, Limits
 from ...engines.images import Images, UnpackedImage
 from ...engines.routing import Engines
 from ...engines.runtimes import JobRuntime, RuntimeRecord, Runtimes, RuntimeSpec, job_kind
@@ -30,6 +30,7 @@ from ..services.accounts import credentials as accounts
 from ..services.context import Runtime
 from ..services.jobs import attempts
 from ..services.jobs.rows import set_status
+from ..services.leadership import LostLead
 from ..services.logs.store import log_path
 from ..services.quota import policy
 from ..services.quota.caps import get_quota
@@ -80,8 +81,9 @@ class Launcher:
     """Start placed jobs on the console's engines (the launch phase, and the builds it waits for)."""
 
     def __init__(self, rt: Runtime, engines: Engines, clock: Clock, owner: str, runtimes: Runtimes,
-                 images: Images) -> None:
+                 images: Images, *, epoch: int = 0) -> None:
         self.rt = rt
+        self.epoch = epoch  # the leader's fencing token, recorded on each attempt started
         self.engines = engines
         self.clock = clock
         self.owner = owner
@@ -129,6 +131,8 @@ class Launcher:
         except (LaunchFailure, JobRefused) as exc:
             self._finish_claim(job.lease, status="failed", reason=str(exc))
             return 0
+        except LostLead:  # this process no longer leads: the job is the new leader's to start
+            raise
         except ExecutorError as exc:
             self._finish_claim(job.lease, status="queued", reason=f"executor unavailable: {exc}; requeued",
                                waiting_for="capacity")
@@ -137,27 +141,38 @@ class Launcher:
             log.exception("job %s could not be launched", job.id)
             self._finish_claim(job.lease, status="failed", reason=_unexpected(exc))
             return 0
+        try:
+            return 1 if self._record_start(job, executor, ref, state, request.run_dir, runtime, image, resume) else 0
+        except LostLead:  # another process leads now: what this one started must not run beside its launch
+            executor.stop(ref, 0)
+            raise
+
+    def _record_start(self, job: ClaimedJob, executor: Executor, ref: str, state: ExecState, run_dir: Path,
+                      runtime: JobRuntime | None, image: UnpackedImage | None,
+                      resume: attempts.ResumePoint | None) -> bool:
+        """Record that `job` started as `ref` (its attempt, with this leader's epoch); return False, having stopped
+        it, when the job is no longer this console's to start."""
         with self.rt.db.write() as db:
             row = db.get(Job, job.id)
             if row is None or row.lease_token != job.lease.token or row.status not in ("submitted", "preparing"):
                 executor.stop(ref, 0)  # someone else owns it now (or it was stopped): never run twice
-                return 0
+                return False
             row.executor_ref = ref
-            row.run_dir = str(request.run_dir)
+            row.run_dir = str(run_dir)
             row.lease_owner, row.lease_token, row.lease_expires_at = "", "", None
             on = f" on runtime {runtime.label}" if runtime is not None else ""
             if image is not None:
                 row.image_digest = image.digest
                 on += f" in image {image.reference} ({image.digest[:19]})"
             now = self.clock.now()
-            number = attempts.begin_attempt(db, row, resume=resume, now=now)
+            number = attempts.begin_attempt(db, row, resume=resume, now=now, epoch=self.epoch)
             if number > 1:
                 on += f" (attempt {number}, {_resumed(resume)})"
             if state.state == "pending":
                 set_status(db, row, "submitted", reason=queued_reason(executor.name, ref, state), at=now)
             else:
                 set_status(db, row, "running", reason=f"started on the {executor.name} executor{on}", at=now)
-        return 1
+        return True
 
     def _runtime_plan(self, job: ClaimedJob) -> RuntimeSpec | None:
         """Return the runtime a claimed job needs built (None: it runs on the console's interpreter)."""

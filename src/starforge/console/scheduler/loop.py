@@ -7,6 +7,7 @@ import threading
 import time
 
 from ..services.context import Runtime
+from ..services.leadership import LostLead
 from .cycle import Scheduler
 
 __all__ = ["BackgroundLoop"]
@@ -31,7 +32,7 @@ class BackgroundLoop:
         self._thread = threading.Thread(target=self._run, name="starforge-scheduler", daemon=True)
 
     def start(self) -> None:
-        """Reconcile with the executor, then start cycling."""
+        """Reconcile with the executor, then start cycling (raises LostLead when another process leads)."""
         self.scheduler.reconcile()
         self._thread.start()
 
@@ -48,6 +49,9 @@ class BackgroundLoop:
             began = time.perf_counter()  # how long a cycle really takes (`/metrics`), whatever the scheduler's clock
             try:
                 self.scheduler.cycle(place=place)
+            except LostLead as exc:  # another process leads: this loop's epoch is void for good
+                log.warning("scheduler stops: %s", exc)
+                return
             except Exception:  # a failed cycle must not stop the loop; the next cycle retries
                 log.exception("scheduler cycle failed")
             self.rt.observations.cycles.observe(time.perf_counter() - began, "place" if place else "advance")

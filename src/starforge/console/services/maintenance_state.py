@@ -2,9 +2,10 @@
 
 Tier: shared (a state file, no database). The state is a small JSON file in the console's state folder
 (`maintenance.json`, written atomically: a temporary file, then a rename), so it survives a restart; the
-configuration's `maintenance`/`maintenance_note` are the state while no file exists. The console is the file's only
-writer (`Maintenance.write`), so it is read once and then kept in memory by the runtime's `Maintenance`: `current`,
-which every submission asks, touches no file.
+configuration's `maintenance`/`maintenance_note` are the state while no file exists. The console's processes are the
+file's only writers (`Maintenance.write`), and each write bumps a change counter every process of the state folder
+maps (`store.signals.ChangeSignal`, `maintenance.changes`), so the state is read once and kept in memory until the
+counter moves: `current`, which every submission asks, reads one mapped word and touches no file.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..settings import Settings
+from ..store.signals import ChangeSignal
 from .errors import Unavailable
 
-__all__ = ["DEFAULT_NOTE", "FILE", "Maintenance", "State"]
+__all__ = ["CHANGES", "DEFAULT_NOTE", "FILE", "Maintenance", "State"]
 
 FILE = "maintenance.json"
+CHANGES = "maintenance.changes"
 DEFAULT_NOTE = "the console is in maintenance mode: submissions are paused"
 
 
@@ -47,6 +50,8 @@ class Maintenance:
         self._path = settings.state_dir / FILE
         self._lock = threading.Lock()
         self._state: State | None = None
+        self._changes = ChangeSignal(settings.state_dir / CHANGES)  # moved by every process's write
+        self._seen = -1  # the counter when the kept state was read
 
     @property
     def path(self) -> Path:
@@ -55,8 +60,9 @@ class Maintenance:
 
     def current(self) -> State:
         """Return the maintenance state now: the state file's, else the configuration's."""
+        stamp = self._changes.stamp()
         with self._lock:
-            if self._state is not None:
+            if self._state is not None and self._seen == stamp:
                 return self._state
         state = State(self._settings.maintenance, self._settings.maintenance_note)
         try:
@@ -66,8 +72,8 @@ class Maintenance:
         except (OSError, ValueError, KeyError, TypeError):
             pass  # absent or unreadable: the configuration decides
         with self._lock:
-            if self._state is None:
-                self._state = state
+            if self._state is None or self._seen != stamp:
+                self._state, self._seen = state, stamp
             return self._state
 
     def refusal(self) -> str:
@@ -86,5 +92,6 @@ class Maintenance:
         tmp = self._path.with_name(f".{FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(asdict(state)), encoding="utf-8")
         os.replace(tmp, self._path)
+        self._changes.bump()  # every other process reads the file again
         with self._lock:
-            self._state = state
+            self._state, self._seen = state, -1  # read back once: a write of another process may have followed

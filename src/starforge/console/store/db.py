@@ -7,8 +7,9 @@ decision taken inside one (quota, capacity) cannot race another. PostgreSQL take
 
 from __future__ import annotations
 
+import copy
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ class Database:
         self._write_turn: AbstractContextManager[Any] = threading.RLock() if self.is_sqlite else nullcontext()
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
         self.account_changes = ChangeSignal(changes)
+        self._fence: Callable[[Session], None] | None = None
         for factory in (self._writer, self._reader):
             watch_accounts(factory, self.account_changes)
 
@@ -77,7 +79,17 @@ class Database:
         thread blocked on `BEGIN IMMEDIATE` would poll with growing sleeps (its busy handler) instead of starting the
         moment the previous writer commits."""
         with self._write_turn, self._writer.begin() as session:
+            if self._fence is not None:
+                self._fence(session)
             yield session
+
+    def fenced(self, fence: Callable[[Session], None]) -> Database:
+        """Return a handle on the same engines whose every write transaction first runs `fence` on its session
+        (which raises to refuse the whole transaction): the leader's scheduler writes through one
+        (`services.leadership.check`)."""
+        other = copy.copy(self)
+        other._fence = fence
+        return other
 
     @contextmanager
     def read(self) -> Iterator[Session]:

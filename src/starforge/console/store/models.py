@@ -28,6 +28,7 @@ __all__ = [
     "Job",
     "JobAttempt",
     "JobEvent",
+    "Leadership",
     "Lock",
     "MetricPoint",
     "Plugin",
@@ -123,6 +124,21 @@ class Lock(Base):
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
 
 
+class Leadership(Base):
+    """The one row naming the console process that leads the scheduler: `epoch` (the fencing token) grows by one each
+    time a process takes the lead (`services.leadership`)."""
+
+    __tablename__ = "leadership"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)  # always 1
+    epoch: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str] = mapped_column(String(64), default="")  # the leading process's own id
+    console_id: Mapped[str] = mapped_column(String(32), default="")  # its state folder's `console.id`
+    host: Mapped[str] = mapped_column(String(255), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    since: Mapped[float] = mapped_column(Float, default=0.0)
+    heartbeat: Mapped[float] = mapped_column(Float, default=0.0)
+
+
 class Job(Base):
     """One admitted job. `status` changes only through `services.jobs.set_status`."""
 
@@ -213,6 +229,7 @@ class JobAttempt(Base):
     resume_step: Mapped[int | None] = mapped_column(Integer, nullable=True)
     gpus: Mapped[int] = mapped_column(Integer, default=0)
     executor_ref: Mapped[str] = mapped_column(Text, default="")
+    epoch: Mapped[int] = mapped_column(Integer, default=0)  # the leader's fencing token when it launched (0: before)
     __table_args__ = (UniqueConstraint("job_id", "number"),)
 
 

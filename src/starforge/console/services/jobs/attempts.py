@@ -75,8 +75,9 @@ def drop_replayed(db: Session, job_id: str, resume: ResumePoint | None) -> None:
     db.execute(stale)
 
 
-def begin_attempt(db: Session, job: Job, *, resume: ResumePoint | None, now: float) -> int:
-    """Count a new attempt of `job`, started at `now` from `resume`, and return its number."""
+def begin_attempt(db: Session, job: Job, *, resume: ResumePoint | None, now: float, epoch: int = 0) -> int:
+    """Count a new attempt of `job`, started at `now` from `resume` by the leader of fencing token `epoch`, and
+    return its number."""
     number = (job.attempts or 0) + 1
     job.attempts = number
     job.attempt_started_at = now
@@ -85,7 +86,7 @@ def begin_attempt(db: Session, job: Job, *, resume: ResumePoint | None, now: flo
     clear_interrupt(job)
     db.add(JobAttempt(job_id=job.id, number=number, started_at=now, outcome="", reason="",
                       resumed_from=job.resumed_from, resume_step=job.resume_step, gpus=job.requested_gpus,
-                      executor_ref=""))
+                      executor_ref="", epoch=epoch))
     return number
 
 

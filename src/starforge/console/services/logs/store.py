@@ -5,11 +5,13 @@ client resumes exactly where it stopped (`from=<id>`). Nothing is ever trimmed.
 
 Tier: query (a file store: no database, no transaction). The stream that follows a log is `log_stream`. The file's
 name and its safe opening are the wire's (`starforge.wire.open_run_log`), which the engines write by too; the
-append locks are the console runtime's (`Runtime.logs`, one `LogLocks` per process).
+append locks are the console runtime's (`Runtime.logs`, one `LogLocks` per process), and each append also holds
+the file's `flock`, so the workers of one console never interleave a chunk either.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 from pathlib import Path
@@ -49,6 +51,7 @@ def append(locks: LogLocks, run_dir: str | Path, text: str) -> int:
         except OSError:  # the job replaced its log by a link or a FIFO: nothing is written through it
             return 0
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another worker process appending to the same log waits (released at close)
             os.write(fd, data)
             return os.fstat(fd).st_size
         finally:

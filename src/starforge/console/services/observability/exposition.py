@@ -25,6 +25,8 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from .... import __version__
 from ..context import Runtime
+from ..leadership.record import Leader
+from ..leadership.record import current as current_leader
 from .figures import StoreFigures, store_figures
 from .recorder import Durations
 
@@ -69,6 +71,7 @@ class ConsoleCollector(Collector):
         now = time.time()
         with rt.db.read() as db:
             figures = store_figures(db, rt.observations.tally, now=now)
+            leading = current_leader(db)
         series = sorted({*rt.settings.series(), *rt.capacity, *figures.waiting})
         yield from self._jobs(figures, series, now)
         yield from self._admissions(figures)
@@ -85,7 +88,7 @@ class ConsoleCollector(Collector):
         for cache, size in sorted(rt.observations.cache_sizes().items()):
             caches.add_metric([cache], float(size))
         yield caches
-        yield from self._identity()
+        yield from self._identity(leading)
 
     def _jobs(self, figures: StoreFigures, series: list[str], now: float) -> Iterator[Any]:
         jobs = GaugeMetricFamily("starforge_jobs", "Jobs by status and by series of their pools (a job whose pools "
@@ -122,15 +125,16 @@ class ConsoleCollector(Collector):
         yield _counter("starforge_admission_rejections", "Rejected admissions by source and problem code (a rejection "
                        "counts once under each distinct code it carried).", ["source", "code"], figures.codes)
 
-    def _identity(self) -> Iterator[Any]:
+    def _identity(self, leading: Leader | None) -> Iterator[Any]:
         me = {"console_id": self.rt.identity, "host": self.host, "pid": str(os.getpid())}
         console = InfoMetricFamily("starforge_console", "This console process.")
         console.add_metric([], {**me, "version": __version__})
         yield console
-        leader = InfoMetricFamily("starforge_leader", "The console that runs the scheduler (today the one console "
-                                  "that runs background work; an election fills it when several do).")
-        if self.rt.settings.run_background:
-            leader.add_metric([], me)
+        leader = InfoMetricFamily("starforge_leader", "The console process elected to run the scheduler, with its "
+                                  "fencing epoch (the `leadership` row every process of this database shares).")
+        if leading is not None:
+            leader.add_metric([], {"console_id": leading.console_id, "host": leading.host, "pid": str(leading.pid),
+                                   "epoch": str(leading.epoch)})
         yield leader
 
 
