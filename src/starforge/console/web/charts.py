@@ -4,7 +4,7 @@ a labelled vertical mark at each step where a later attempt of the job resumed; 
 
 Tier: shared (pure). The SVG is plain markup with no script and no external reference; its colours come from the
 page's stylesheet (`currentColor` and CSS classes), so the chart follows the light or dark theme. Long series are
-thinned to at most `MAX_POINTS` points, keeping the first and the last.
+thinned to at most `MAX_POINTS` points by the charts' one decimation rule (first, last, each bucket's min and max).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from ..services.jobs.decimate import kept_indexes
 
 __all__ = ["MAX_POINTS", "Bar", "Chart", "Curve", "Mark", "Plot", "attempt_marks", "bar_chart", "charts_of",
            "line_chart", "line_plot", "runs_chart", "scatter_plot"]
@@ -60,13 +62,9 @@ def _label(value: float) -> str:
 
 
 def _thin(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    if len(points) <= MAX_POINTS:
-        return list(points)
-    every = math.ceil(len(points) / MAX_POINTS)
-    kept = list(points[::every])
-    if kept[-1] != points[-1]:
-        kept.append(points[-1])
-    return kept
+    """The points an SVG draws: min/max decimation (`decimate.kept_indexes`, the rule the charts' data follows), so
+    the fallback keeps every spike the script's chart shows."""
+    return [points[i] for i in kept_indexes([y for _x, y in points], MAX_POINTS)]
 
 
 def line_chart(key: str, points: Sequence[tuple[float, float]], marks: Sequence[Mark] = ()) -> Markup:

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ..services.jobs.queries import JobRow
 from ..services.jobs.rows import ACTIVE, WAITING
+from .render import span_text
 
 __all__ = ["COLUMNS", "Column", "JobLine", "Mark", "attempts_text", "duration_text", "line_of", "live_cells",
            "marks_of", "metric_heading", "metric_text", "note_text", "quiet_note"]
@@ -41,28 +42,16 @@ class Mark(NamedTuple):
     label: str
 
 
-def _span(seconds: float) -> str:
-    whole = max(0, int(seconds))
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
-
-
 def duration_text(row: JobRow, now: float) -> str:
     """Return how long the job ran (finished: end − start), runs (active: since its start), or has waited (waiting,
     never started: "waiting 12 min 05 s"); "waiting" for a requeued job, "" when none of these applies."""
     if row.status in WAITING:
-        return "waiting" if row.started_at else f"waiting {_span(now - row.submitted_at)}"
+        return "waiting" if row.started_at else f"waiting {span_text(now - row.submitted_at)}"
     if not row.started_at:
         return ""
     if row.finished_at:
-        return _span(row.finished_at - row.started_at)
-    return _span(now - row.started_at) if row.status in ACTIVE else ""
+        return span_text(row.finished_at - row.started_at)
+    return span_text(now - row.started_at) if row.status in ACTIVE else ""
 
 
 def metric_text(row: JobRow, *, named: bool) -> str:

@@ -16,7 +16,7 @@ from .assets import asset_url
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-__all__ = ["render"]
+__all__ = ["render", "span_text"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -28,13 +28,21 @@ def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(epoch)))
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None or seconds < 0:
-        return "—"
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
+def span_text(seconds: float) -> str:
+    """Return a span of time as every page words it: "3 d 4 h", "1 h 02 min", "12 min 05 s", "45 s"."""
+    whole = max(0, int(seconds))
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3_600)
     minutes, secs = divmod(rest, 60)
-    return f"{hours}h {minutes:02d}m" if hours else (f"{minutes}m {secs:02d}s" if minutes else f"{secs}s")
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+
+
+def _duration(seconds: float | None) -> str:
+    return "—" if seconds is None or seconds < 0 else span_text(seconds)
 
 
 def _size(count: float | None) -> str:
