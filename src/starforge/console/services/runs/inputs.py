@@ -9,18 +9,23 @@ absent until the run was prepared. Host paths never leave here: a resolved path 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from ....contract import loads
 from ....runner import merged_document
-from ....wire import PLAN_FILE, read_plan, ref_parts
+from ....wire import PLAN_FILE, parse_plan, ref_parts
 from ...store.models import Job
 from ..accounts.view import UserView
 from ..context import Runtime
+from ..errors import NotFound
 from ..jobs import queries as job_queries
+from ..jobs.artifact_archive import open_beneath
 
 __all__ = ["NOT_COMPARED", "SEED", "flat_inputs", "inputs_of", "run_inputs"]
 
@@ -30,6 +35,7 @@ NOT_COMPARED = ("placement.engine_ref", "lab.bundle", "model.init_from.resolved"
 
 SEED = re.compile(r"(^|[._])seed($|[._])|seed$", re.IGNORECASE)  # a hyperparameter that seeds randomness
 _MAX_CHANGED = 200
+_MAX_PLAN = 4 << 20  # a launch plan is a few KB; a bigger file in its place is not the console's
 _MAX_TEXT = 400
 
 
@@ -52,10 +58,34 @@ def _init_from(given: str, resolved: str) -> dict[str, Any] | None:
     return found
 
 
+def _plan_text(run_dir: Path) -> str:
+    """The launch plan in the run's work folder, which its job may write to: opened one component at a time without
+    following links (`artifact_archive.open_beneath`), a regular file only, never blocking on a FIFO, at most
+    `_MAX_PLAN` bytes read ("" otherwise) — a job that puts a link there reaches no other file of the machine."""
+    try:
+        fd = open_beneath(run_dir, f"work/{PLAN_FILE}")
+    except NotFound:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = os.read(fd, _MAX_PLAN + 1)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace") if len(data) <= _MAX_PLAN else ""
+
+
 def _merged_config(job: Job) -> dict[str, Any] | None:
     if not job.run_dir:
         return None
-    plan, _problems = read_plan(Path(job.run_dir) / "work" / PLAN_FILE)
+    text = _plan_text(Path(job.run_dir))
+    try:
+        doc = loads(text) if text else None
+    except (ValueError, RecursionError):
+        return None
+    plan, _problems = parse_plan(doc) if doc is not None else (None, [])
     if plan is None or not plan.config.mode:
         return None
     return merged_document(plan.config, [])
