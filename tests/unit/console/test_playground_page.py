@@ -31,7 +31,7 @@ def test_a_ready_service_shows_its_facts_forms_and_chat() -> None:
     assert 'action="/ui/playground/r-9/extend"' in html and 'action="/ui/playground/r-9/stop"' in html
     assert html.count(f'value="{CALLER.csrf}"') == 3  # sign-out, extend, stop and f'data-csrf="{CALLER.csrf}"' in html
     assert 'data-endpoint="/api/services/r-9/v1/chat/completions"' in html
-    assert "30m 00s" in html and "chat-wait" not in html
+    assert "30 min 00 s" in html and "chat-wait" not in html
     assert not re.search(r"<script>|src=\"(?!/ui/static/)|href=\"https?://", html)  # no inline script, no CDN
 
 
