@@ -164,6 +164,12 @@ def _checkpoints(api: httpx.Client, job: str) -> list[dict[str, Any]]:
     return [a for a in listed.json()["artifacts"] if a["kind"] == "checkpoint"]
 
 
+def _reported_steps(api: httpx.Client, job: str, key: str = "train/loss") -> set[int]:
+    """The steps of `key` the console holds so far (none yet: an empty set)."""
+    series = api.get(f"/api/jobs/{job}/metrics").json()["series"]
+    return {point[0] for point in series.get(key, [])}
+
+
 def _loss_steps(api: httpx.Client, job: str, key: str = "train/loss") -> list[int]:
     series = api.get(f"/api/jobs/{job}/metrics").json()["series"]
     assert key in series, sorted(series)
@@ -460,6 +466,9 @@ def test_a_console_restart_reattaches_a_running_job_and_resumes_one_that_died(
         died = _trainer_job(api, "died", steps=4, a1={"hold": 2})
         for job in (kept, died):
             _until(lambda j=job: _checkpoints(api, j), f"{job}'s checkpoint at step 2")
+            # the checkpoint and the loss points leave the job in separate posts: a point still in the job's
+            # buffer when both the console and the job die is gone, so wait until the console holds steps 1-2
+            _until(lambda j=job: _reported_steps(api, j) >= {1, 2}, f"{job}'s loss at steps 1 and 2")
         console.stop(kill=True)  # SIGKILL: no cleanup, no goodbye
         _kill_job(console, died)
         console.start()

@@ -97,7 +97,12 @@ class PostgresLock:
         return True
 
     def release(self) -> None:
-        self._drop()  # the session ends, and its advisory lock with it
+        # Unlock on the session first: closing the connection alone frees the lock only once the server's backend
+        # has noticed the goodbye, a moment after `close` returns (another process trying right then would fail).
+        if self._held and self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.exec_driver_sql(f"SELECT pg_advisory_unlock({int(self.key)})")
+        self._drop()  # the session ends, and any lock still on it with it
 
     def _connect(self) -> Any:
         if self._connection is None:
