@@ -157,4 +157,5 @@ def _run(settings: Settings, app: Any, sockets: list[socket.socket]) -> None:
         forwarded_allow_ips=list(settings.trusted_proxies) or None,
     )
     gc.freeze()  # what start-up built lives as long as the process: keep the collector from re-scanning it under load
+    gc.enable()  # `sf console up` turns it off while the console loads
     uvicorn.Server(config).run(sockets=sockets)

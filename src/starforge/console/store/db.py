@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .models import Lock
+from .fresh_schema import create_if_empty
+from .models import Leadership, Lock
 from .schema_version import is_current
 from .signals import ChangeSignal, watch_accounts
 
@@ -103,16 +104,33 @@ class Database:
             session.execute(select(Lock).where(Lock.name == "capacity").with_for_update())
 
     def migrate(self) -> None:
-        """Apply every Alembic migration (under an advisory lock on PostgreSQL), then make sure the lock rows exist.
+        """Apply every Alembic migration (under an advisory lock on PostgreSQL), then make sure the lock and leadership
+        rows exist; an empty database gets the newest schema without them (`fresh_schema`).
 
         A database that already records the newest revision is left alone without loading Alembic (console start)."""
         with self._write_engine.connect() as connection:
             current = is_current(connection, _MIGRATIONS / "versions")
-        if not current:
+        if not current and not self._create_if_empty():
             self._upgrade()
-        with self.write() as session:
+        with self.write() as session:  # the rows every console database holds, whichever way its schema was made
             if session.get(Lock, "capacity") is None:
                 session.add(Lock(name="capacity"))
+            if session.get(Leadership, 1) is None:
+                session.add(Leadership(id=1))
+
+    def _create_if_empty(self) -> bool:
+        """Give an empty database the newest schema without Alembic (`fresh_schema`); False: it has tables."""
+        with self._write_engine.connect() as connection:
+            if not self.is_sqlite:  # two consoles starting on one empty database: one creates, the other sees it
+                connection.exec_driver_sql("SELECT pg_advisory_lock(727211)")
+                connection.commit()
+            try:
+                with connection.begin():
+                    return create_if_empty(connection, _MIGRATIONS / "versions")
+            finally:
+                if not self.is_sqlite:
+                    connection.exec_driver_sql("SELECT pg_advisory_unlock(727211)")
+                    connection.commit()
 
     def _upgrade(self) -> None:
         from alembic import command

@@ -229,7 +229,8 @@ class JobAttempt(Base):
     resume_step: Mapped[int | None] = mapped_column(Integer, nullable=True)
     gpus: Mapped[int] = mapped_column(Integer, default=0)
     executor_ref: Mapped[str] = mapped_column(Text, default="")
-    epoch: Mapped[int] = mapped_column(Integer, default=0)  # the leader's fencing token when it launched (0: before)
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # the leader's fencing token when
+    # it launched (0: before leadership existed)
     __table_args__ = (UniqueConstraint("job_id", "number"),)
 
 
