@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from starforge.console.services.throttle import Limits
 from tests.integration import test_honest_queue as honest
 from tests.integration.conftest import BACKENDS, TLS, ConsoleProcess, make_console, unique
 from tests.integration.helpers import spec_for
@@ -125,3 +126,19 @@ def test_maintenance_turned_on_through_one_worker_holds_in_the_other(queueing: C
         for client in (*admins.values(), *users.values()):
             client.close()
     assert not server_errors(queueing)
+
+
+def test_failed_sign_ins_spread_over_the_workers_meet_one_limit(
+        queueing: ConsoleProcess) -> None:
+    free = Limits().sign_in.free  # what one process allows an address before it must wait
+    clients = list(_each_worker(queueing, queueing.admin_token).values())
+    try:
+        answers = [clients[n % WORKERS].post("/ui/signin", data={"token": "sfp_guess"}).status_code
+                   for n in range(2 * free)]  # a guesser alternating between the two processes
+    finally:
+        for client in clients:
+            client.close()
+    assert set(answers) == {401, 429}, answers
+    # one allowance for both: its free failures, the one that starts the wait, and one per wait (1 s, 2 s) a slow
+    # machine may have let pass meanwhile; a limit per process would have let every one of the 2 x free through
+    assert answers.count(401) <= free + 3, answers

@@ -2,7 +2,8 @@
 refusing with `TooManyRequests` and the seconds to wait.
 
 Tier: shared (no database, no HTTP). The key is whatever the caller names, the console uses the connection's peer
-address; the state lives in one process, so a console run as several processes limits each one apart. The clock is
+address; the state lives in this process's memory, or, for a console run as several worker processes, in a file they
+all share (`throttle_keys`), so that a client meets one limit whichever worker answers it. The clock is
 injected (`time.monotonic` by default), so tests move time instead of sleeping. At most `MAX_KEYS` keys are kept:
 when full, idle keys go first, then the oldest.
 """
@@ -10,13 +11,14 @@ when full, idle keys go first, then the oldest.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .errors import AuthRequired, NotFound, TooManyRequests
+from .throttle_keys import KeyTable, MemoryKeys, SharedKeys
 
 __all__ = ["MAX_KEYS", "Backoff", "Clock", "FailureBackoff", "Limits", "Rate", "RateLimiter", "Throttles"]
 
@@ -71,44 +73,51 @@ def _seconds(wait: float) -> int:
 
 
 class _Keys:
-    """A bounded table of per-key state behind one lock."""
+    """A bounded table of per-key state (`throttle_keys`), read and written under its lock."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, table: KeyTable | None) -> None:
         self.clock = clock
-        self.lock = threading.Lock()
-        self.table: dict[str, list[float]] = {}
+        self.table: KeyTable = table if table is not None else MemoryKeys()
 
     def make_room(self, idle: Callable[[list[float], float], bool], now: float) -> None:
-        if len(self.table) < MAX_KEYS:
+        if self.table.count() < MAX_KEYS:
             return
-        for key in [k for k, v in self.table.items() if idle(v, now)]:
-            del self.table[key]
-        while len(self.table) >= MAX_KEYS:
-            del self.table[next(iter(self.table))]
+        entries = self.table.entries()
+        kept = len(entries)
+        for key, values in entries:
+            if idle(values, now):
+                self.table.drop(key)
+                kept -= 1
+        for key, _values in entries:  # still full: the oldest go
+            if kept < MAX_KEYS:
+                break
+            if self.table.get(key) is not None:
+                self.table.drop(key)
+                kept -= 1
 
 
 class RateLimiter:
     """Allow each key `rate.events` at once, refilled over `rate.seconds`; `what` names them in the refusal."""
 
-    def __init__(self, rate: Rate, *, what: str, clock: Clock = time.monotonic) -> None:
+    def __init__(self, rate: Rate, *, what: str, clock: Clock = time.monotonic, table: KeyTable | None = None) -> None:
         self.rate = rate
         self._what = what
-        self._keys = _Keys(clock)
+        self._keys = _Keys(clock, table)
 
     def take(self, key: str) -> None:
         """Count one event for `key`, or raise TooManyRequests with the seconds until the next is allowed."""
         per_event = self.rate.seconds / max(1, self.rate.events)
-        with self._keys.lock:
+        with self._keys.table.locked():
             now = self._keys.clock()
-            tokens, then = self._keys.table.get(key, (float(self.rate.events), now))
+            tokens, then = self._keys.table.get(key) or (float(self.rate.events), now)
             tokens = min(float(self.rate.events), tokens + (now - then) / per_event)
             if tokens < 1.0:
-                self._keys.table[key] = [tokens, now]
+                self._keys.table.put(key, [tokens, now])
                 wait = (1.0 - tokens) * per_event
                 raise TooManyRequests(f"too many {self._what} from this address: try again in {_seconds(wait)} s",
                                       retry_after=_seconds(wait))
             self._keys.make_room(lambda v, t: v[0] + (t - v[1]) / per_event >= self.rate.events, now)
-            self._keys.table[key] = [tokens - 1.0, now]
+            self._keys.table.put(key, [tokens - 1.0, now])
 
 
 class FailureBackoff:
@@ -117,21 +126,22 @@ class FailureBackoff:
     Use `attempt(key)` around the work: it refuses while the key must wait, and counts an AuthRequired or NotFound
     raised inside as a failure."""
 
-    def __init__(self, backoff: Backoff, *, what: str, clock: Clock = time.monotonic) -> None:
+    def __init__(self, backoff: Backoff, *, what: str, clock: Clock = time.monotonic,
+                 table: KeyTable | None = None) -> None:
         self.backoff = backoff
         self._what = what
-        self._keys = _Keys(clock)
+        self._keys = _Keys(clock, table)
 
     def check(self, key: str) -> None:
         """Raise TooManyRequests while `key` must wait after its failures."""
-        with self._keys.lock:
+        with self._keys.table.locked():
             now = self._keys.clock()
             found = self._keys.table.get(key)
             if found is None:
                 return
             _failures, last, until = found
             if now - last > self.backoff.forget:
-                del self._keys.table[key]
+                self._keys.table.drop(key)
             elif now < until:
                 wait = _seconds(until - now)
                 raise TooManyRequests(f"too many {self._what} from this address: try again in {wait} s",
@@ -139,14 +149,14 @@ class FailureBackoff:
 
     def failed(self, key: str) -> None:
         """Count one failure for `key`; past the free ones, the key must wait before its next try."""
-        with self._keys.lock:
+        with self._keys.table.locked():
             now = self._keys.clock()
-            failures, last, _until = self._keys.table.get(key, (0.0, now, now))
+            failures, last, _until = self._keys.table.get(key) or (0.0, now, now)
             if now - last > self.backoff.forget:
                 failures = 0.0
             failures += 1
             self._keys.make_room(lambda v, t: t - v[1] > self.backoff.forget, now)
-            self._keys.table[key] = [failures, now, now + self.backoff.wait_after(int(failures))]
+            self._keys.table.put(key, [failures, now, now + self.backoff.wait_after(int(failures))])
 
     @contextmanager
     def attempt(self, key: str) -> Iterator[None]:
@@ -160,10 +170,18 @@ class FailureBackoff:
 
 
 class Throttles:
-    """The console's limiters, built once per process from `Limits` (see there) and a clock."""
+    """The console's limiters, built once per process from `Limits` (see there) and a clock; with `shared` (a file
+    `throttle_keys.SharedKeys.reset` made) every process that opens the same file counts in one table."""
 
-    def __init__(self, limits: Limits | None = None, *, clock: Clock = time.monotonic) -> None:
+    def __init__(self, limits: Limits | None = None, *, clock: Clock = time.monotonic,
+                 shared: Path | None = None) -> None:
         self.limits = limits or Limits()
-        self.device_codes = RateLimiter(self.limits.device_codes, what="device logins started", clock=clock)
-        self.sign_in = FailureBackoff(self.limits.sign_in, what="failed sign-ins", clock=clock)
-        self.user_codes = FailureBackoff(self.limits.user_codes, what="unknown login codes", clock=clock)
+
+        def table(kind: str) -> KeyTable | None:
+            return SharedKeys(shared, kind) if shared is not None else None
+
+        self.device_codes = RateLimiter(self.limits.device_codes, what="device logins started", clock=clock,
+                                        table=table("device_codes"))
+        self.sign_in = FailureBackoff(self.limits.sign_in, what="failed sign-ins", clock=clock, table=table("sign_in"))
+        self.user_codes = FailureBackoff(self.limits.user_codes, what="unknown login codes", clock=clock,
+                                         table=table("user_codes"))
