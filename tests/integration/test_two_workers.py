@@ -1,6 +1,7 @@
 """The single process's guarantees with two worker processes on one state folder: each worker answers and exactly
 one leads; the quota race admits exactly the quota, one Idempotency-Key makes one job, the honest queue refuses and
-admits as before, and maintenance turned on through one worker holds in the other.
+admits as before, maintenance turned on through one worker holds in the other, a sign-in guesser meets one limit
+and `/metrics` through either worker counts the whole console.
 
 The suites' own checks run here on a console of two workers (their sizes cut where the whole suite would take long);
 `STARFORGE_TEST_WORKERS=2` runs every suite that way. The leader's SIGKILL mid-storm is test_leader_failover.py's.
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from starforge.console.services.throttle import Limits
 from tests.integration import test_honest_queue as honest
@@ -142,3 +144,30 @@ def test_failed_sign_ins_spread_over_the_workers_meet_one_limit(
     # one allowance for both: its free failures, the one that starts the wait, and one per wait (1 s, 2 s) a slow
     # machine may have let pass meanwhile; a limit per process would have let every one of the 2 x free through
     assert answers.count(401) <= free + 3, answers
+
+
+def _submission_count(client: httpx.Client) -> tuple[float, float]:
+    """The submissions and scheduler cycles `/metrics` reports through this client's worker."""
+    answer = client.get("/metrics")
+    assert answer.status_code == 200, answer.text
+    samples = [s for family in text_string_to_metric_families(answer.text) for s in family.samples]
+    return (sum(s.value for s in samples if s.name == "starforge_submission_duration_seconds_count"),
+            sum(s.value for s in samples if s.name == "starforge_scheduler_cycle_duration_seconds_count"))
+
+
+def test_metrics_through_either_worker_count_the_whole_console(queueing: ConsoleProcess) -> None:
+    admins = _each_worker(queueing, queueing.admin_token)
+    users = _each_worker(queueing, account(queueing, "metrics")[1])
+    try:
+        before = {pid: _submission_count(client) for pid, client in admins.items()}
+        spec = spec_for(next(iter(users.values())), series="h200", gpus=8)
+        for client in (*users.values(), *users.values()):  # two through each worker
+            headers, body = submission(spec, key=unique("mx"))
+            assert client.post("/api/jobs", content=body, headers=headers).status_code == 202
+        after = {pid: _submission_count(client) for pid, client in admins.items()}
+    finally:
+        for client in (*admins.values(), *users.values()):
+            client.close()
+    (first, counts), (second, others) = sorted(after.items())
+    assert counts[0] == others[0] == max(b[0] for b in before.values()) + 4, (before, after)
+    assert counts[1] >= 1 and others[1] >= 1  # the leader's cycles, reported by the worker that does not lead too

