@@ -26,9 +26,10 @@ from starforge.console.services.notify import deliveries, hooks
 from starforge.console.services.notify.addresses import check_url
 from starforge.console.services.notify.events import event_type, read_events
 from starforge.console.services.notify.keys import KEY_FILE, secret_of
+from starforge.console.services.notify.retention import prune_deliveries
 from starforge.console.services.notify.sender import send_due
 from starforge.console.settings import Settings, load_settings
-from starforge.console.store.models import WebhookDelivery
+from starforge.console.store.models import WebhookAttempt, WebhookDelivery
 from starforge.contract import parse_or_raise
 from starforge.wire.webhook_signature import sign, verify
 from tests.specs import minimal_spec
@@ -98,6 +99,7 @@ def test_the_signature_binds_the_body_and_its_time() -> None:
 def test_notify_settings_refuse_wrong_values_naming_the_key() -> None:
     for raw, key in (({"allow_hosts": ["not an address"]}, "allow_hosts"), ({"retry_seconds": "10"}, "retry_seconds"),
                      ({"timeout_seconds": 0}, "timeout_seconds"), ({"max_hooks": 0}, "max_hooks"),
+                     ({"keep_deliveries": 0}, "keep_deliveries"),
                      ({"colour": 1}, "unknown")):
         with pytest.raises(ValueError, match=key):
             read_notify(raw)
@@ -182,3 +184,29 @@ def test_the_sender_checks_the_url_again_before_each_attempt(rt: Runtime) -> Non
     [delivery] = deliveries.delivery_log(rt, user=alice)["deliveries"]
     assert delivery["state"] == "failed" and delivery["tries"][0]["status_code"] is None
     assert delivery["last_error"].startswith("refused: 127.0.0.1 is not a public address")
+
+
+def test_the_delivery_log_keeps_each_hooks_newest_finished_deliveries_and_every_pending_one(rt: Runtime) -> None:
+    kept = dataclasses.replace(rt, settings=dataclasses.replace(rt.settings, notify=read_notify({"keep_deliveries": 3})))
+    alice = _user(rt, "alice")
+    busy = hooks.add_hook(rt, user=alice, body={"url": "http://127.0.0.1:9/busy", "events": ["succeeded"]})
+    quiet = hooks.add_hook(rt, user=alice, body={"url": "http://127.0.0.1:9/quiet", "events": ["running"]})
+    for _ in range(6):
+        _job_through(rt, alice, ("submitted", "running", "succeeded"))  # one delivery on each hook per job
+    with rt.db.write() as db:
+        rows = list(db.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)))
+        for row in rows[:-1]:  # every delivery but the newest is finished, each with an attempt
+            row.state = "delivered" if row.id % 2 else "failed"
+            db.add(WebhookAttempt(delivery_id=row.id, number=1, at=1.0, status_code=204, error="", next_at=None))
+    # six deliveries per hook, the newest of all (busy's last) still pending: 5 - 3 of busy's, 6 - 3 of quiet's go
+    assert prune_deliveries(kept) == 5
+    with rt.db.read() as db:
+        left = list(db.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)))
+        attempts = set(db.scalars(select(WebhookAttempt.delivery_id)))
+    for hook in (busy, quiet):
+        mine = [r for r in left if r.hook_id == hook["id"]]
+        finished = [r.id for r in mine if r.state != "pending"]
+        assert finished == sorted(r.id for r in rows if r.hook_id == hook["id"] and r.id != rows[-1].id)[-3:]
+    assert rows[-1].id in {r.id for r in left}  # the outbox is never trimmed
+    assert attempts == {r.id for r in left if r.state != "pending"}  # the removed deliveries' attempts went too
+    assert prune_deliveries(kept) == 0

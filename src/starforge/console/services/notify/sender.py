@@ -1,6 +1,7 @@
 """The webhook sender: a thread of the process that runs the scheduler, which claims due deliveries, sends each
 (signed, to the address it checks again now) on a small pool, and records every attempt: delivered on a 2xx, else
-due again after the next pause of `notify.retry_seconds`, and `failed` after the last one.
+due again after the next pause of `notify.retry_seconds`, and `failed` after the last one; once a minute it trims
+the delivery log (`retention`).
 
 Tier: use case (owns its transactions: one to claim a batch, one per attempt recorded). A claim moves the delivery's
 `next_at` past the attempt's timeout (its lease), under a row lock on PostgreSQL (`SKIP LOCKED`), so two senders
@@ -24,12 +25,14 @@ from ..context import Runtime
 from .addresses import check_url
 from .keys import secret_of
 from .post import Answer, post
+from .retention import prune_deliveries
 
 __all__ = ["NotifySender", "send_due"]
 
 log = logging.getLogger("starforge.notify")
 BATCH = 32
 WORKERS = 4
+PRUNE_EVERY = 60.0  # seconds between two trims of the delivery log (`retention`)
 _LEASE_GRACE = 30.0
 
 
@@ -127,9 +130,13 @@ class NotifySender:
         self._thread.start()
 
     def _run(self) -> None:
+        pruned_at = 0.0
         while not self._stopping.is_set():
             try:
                 full = send_due(self.rt, self._pool) >= BATCH
+                if time.monotonic() - pruned_at >= PRUNE_EVERY:
+                    pruned_at = time.monotonic()
+                    prune_deliveries(self.rt)
             except Exception:  # the database was unreachable for a moment: the next pass retries
                 log.exception("webhook pass failed")
                 full = False
