@@ -33,5 +33,6 @@ def prune_deliveries(rt: Runtime) -> int:
                 continue
             gone = select(WebhookDelivery.id).where(finished, WebhookDelivery.id <= cutoff)
             db.execute(delete(WebhookAttempt).where(WebhookAttempt.delivery_id.in_(gone)))
-            removed += db.execute(delete(WebhookDelivery).where(finished, WebhookDelivery.id <= cutoff)).rowcount
+            done = db.execute(delete(WebhookDelivery).where(finished, WebhookDelivery.id <= cutoff))
+            removed += int(getattr(done, "rowcount", 0) or 0)
     return removed
