@@ -132,7 +132,9 @@ MIRROR_CONFIG = {**DEFAULT_CONFIG,
 
 @pytest.fixture(scope="module")
 def mirror_console(tmp_path_factory: pytest.TempPathFactory, mlflow_server: MlflowServer) -> Iterator[ConsoleProcess]:
-    proc = make_console(tmp_path_factory, "sqlite", config=MIRROR_CONFIG)
+    """A console that mirrors jobs naming an allowed server, and every other job to `mlflow.mirror_all`."""
+    proc = make_console(tmp_path_factory, "sqlite",
+                        config={**MIRROR_CONFIG, "mlflow": {**MIRROR_CONFIG["mlflow"], "mirror_all": mlflow_server.url}})
     proc.start()
     yield proc
     proc.stop()
@@ -274,3 +276,21 @@ def test_another_users_job_mirror_is_not_found(mirror_console: ConsoleProcess, m
     assert httpx.get(f"{mirror_console.url}/api/job/mirror", params={"id": job}).status_code == 401
     owner.close()
     other.close()
+
+
+def test_a_platform_recipes_job_goes_to_the_operators_server(mirror_console: ConsoleProcess,
+                                                              mlflow_server: MlflowServer) -> None:
+    from mlflow import MlflowClient
+
+    user = unique("mla")
+    with mirror_console.client(mirror_console.token_for(user)) as api:
+        job = admitted(submit(api, spec_for(api, "tinyrl/grpo", exp="experiments/platform",
+                                            hyperparams={"max_num_steps": 3})))  # a platform recipe: no URL of its own
+        seen = _until(api, job, lambda s: s["mirror"] and s["mirror"]["state"] == "done", "the mirror did not finish",
+                      timeout=300)
+    assert seen["job"]["status"] == "succeeded", seen
+    assert (seen["mirror"]["tracking_uri"], seen["mirror"]["run_status"]) == (mlflow_server.url, "FINISHED")
+    client = MlflowClient(tracking_uri=mlflow_server.url)
+    run = client.get_run(seen["mirror"]["mlflow_run_id"])
+    assert run.data.tags["starforge.recipe"] == "tinyrl/grpo" and run.data.tags["starforge.owner"] == user
+    assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "train/loss")) == [1, 2, 3]

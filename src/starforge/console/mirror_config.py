@@ -1,7 +1,8 @@
 """The `mlflow:` key of the console configuration, read and checked once: which MLflow tracking servers this
 console mirrors jobs' metrics to (a bad value stops the console at start, with its key named).
 
-    mlflow:  {allow_hosts: [mlflow.lab.internal], allow_loopback: false, interval_seconds: 2, max_failures: 30}
+    mlflow:  {allow_hosts: [mlflow.lab.internal], allow_loopback: false, interval_seconds: 2, max_failures: 30,
+              mirror_all: "http://mlflow.lab.internal:5000"}
 
 Credentials for those servers are the operator's: MLflow's own environment variables of the console process
 (`MLFLOW_TRACKING_TOKEN`, or `MLFLOW_TRACKING_USERNAME` and `MLFLOW_TRACKING_PASSWORD`); a job never supplies them.
@@ -12,10 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["MlflowMirrorSettings", "read_mlflow_mirror"]
 
-_KEYS = {"allow_hosts", "allow_loopback", "interval_seconds", "max_failures", "batch_points"}
+_KEYS = {"allow_hosts", "allow_loopback", "interval_seconds", "max_failures", "batch_points", "mirror_all"}
 _EXAMPLE = "{allow_hosts: [mlflow.lab.internal], allow_loopback: false}"
 
 
@@ -23,13 +25,16 @@ _EXAMPLE = "{allow_hosts: [mlflow.lab.internal], allow_loopback: false}"
 class MlflowMirrorSettings:
     """Mirroring to MLflow: off while `allow_hosts` is empty; a job whose observability URL names one of these hosts
     (`host` or `host:port`) gets its platform metrics mirrored there. Loopback addresses only with `allow_loopback`;
-    link-local (cloud metadata) addresses never."""
+    link-local (cloud metadata) addresses never. With `mirror_all` (the operator's own tracking server, on
+    `allow_hosts`) every job that names no observability URL of its own is mirrored there too: the jobs of platform
+    recipes, which may not name one (JobSpec rule R3)."""
 
     allow_hosts: tuple[str, ...] = ()
     allow_loopback: bool = False
     interval_seconds: float = 2.0  # how often the mirror looks for new points and ended jobs
     max_failures: int = 30  # failed deliveries in a row after which a mirror gives up (shown to the owner)
     batch_points: int = 1000  # points per `log_batch` call (MLflow's own limit is 1000 metrics a call)
+    mirror_all: str = ""  # the tracking URL of every job without one of its own ("" : only jobs that name one)
 
     @property
     def on(self) -> bool:
@@ -62,5 +67,27 @@ def read_mlflow_mirror(raw: Any) -> MlflowMirrorSettings:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise ValueError(f"mlflow.{key}: must be a whole number from 1 to {top}, not {value!r}")
         counts[key] = value
-    return MlflowMirrorSettings(allow_hosts=tuple(h.strip().lower() for h in hosts), allow_loopback=loopback,
-                                interval_seconds=float(interval), **counts)
+    allowed = tuple(h.strip().lower() for h in hosts)
+    return MlflowMirrorSettings(allow_hosts=allowed, allow_loopback=loopback, interval_seconds=float(interval),
+                                mirror_all=_mirror_all(raw.get("mirror_all", ""), allowed), **counts)
+
+
+def _mirror_all(value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise ValueError('mlflow.mirror_all: must be the URL of an MLflow tracking server, e.g. '
+                         '"http://mlflow.lab.internal:5000"')
+    url = value.strip()
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise ValueError(f"mlflow.mirror_all: {url!r} is not a valid URL") from None
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        raise ValueError(f"mlflow.mirror_all: {url!r} must be an http(s) URL with a host and no credentials "
+                         "(the client reads them from MLFLOW_TRACKING_TOKEN or _USERNAME/_PASSWORD)")
+    if not {host, f"{host}:{port}"} & set(allowed):
+        raise ValueError(f"mlflow.mirror_all: {host} is not on mlflow.allow_hosts; add it there too")
+    return url

@@ -1,5 +1,5 @@
 """The mirror's thread (`MirrorLoop`): every `mlflow.interval_seconds` it records the mirror of each new job of an
-external-observability recipe, wakes the mirrors of jobs that started again, claims the due ones and delivers them;
+external-observability recipe (of every recipe with `mlflow.mirror_all`, to that server when the job names none), wakes the mirrors of jobs that started again, claims the due ones and delivers them;
 ingestion and the scheduler never wait for it.
 
 Tier: use case (a background loop: its own short transactions, and `deliver` for each due mirror).
@@ -53,9 +53,10 @@ class MirrorLoop:
     def cycle(self) -> None:
         """Record new mirrors, wake those of restarted jobs, then deliver every due one."""
         now = time.time()
-        recipes = outbox.external_recipes(self.rt.catalog)
+        everyone = self.settings.mirror_all
+        recipes = outbox.all_recipes(self.rt.catalog) if everyone else outbox.external_recipes(self.rt.catalog)
         with self.rt.db.read() as s:
-            found = [(job.id, outbox.observability_url(job)) for job in
+            found = [(job.id, outbox.observability_url(job) or everyone) for job in
                      outbox.jobs_to_mirror(s, recipes, since=self._since)]
         # names are resolved outside the write transaction: a slow DNS answer must not hold the store's writer
         targets = [(job_id, mirror_target(url, self.settings, resolver=self.resolver)) for job_id, url in found]

@@ -21,7 +21,7 @@ from ..jobs.rows import TERMINAL
 from .mlflow_side import Point, RunIdentity
 from .targets import Target
 
-__all__ = ["MIRRORING", "claim_due", "external_recipes", "identity_of", "jobs_to_mirror", "add_mirror",
+__all__ = ["MIRRORING", "all_recipes", "claim_due", "external_recipes", "identity_of", "jobs_to_mirror", "add_mirror",
            "pending_points", "points_after", "record_failure", "sent_before_attempt", "reawaken", "release", "observability_url"]
 
 MIRRORING, DONE, REFUSED, GAVE_UP = "mirroring", "done", "refused", "gave_up"
@@ -30,6 +30,11 @@ MIRRORING, DONE, REFUSED, GAVE_UP = "mirroring", "done", "refused", "gave_up"
 def external_recipes(catalog: Catalog) -> tuple[str, ...]:
     """Return the ids of the recipes whose jobs report to an external tracker (`observability: external`)."""
     return tuple(sorted(r.id for r in catalog if r.observability == "external"))
+
+
+def all_recipes(catalog: Catalog) -> tuple[str, ...]:
+    """Return the ids of every recipe of the catalog (`mlflow.mirror_all`: every job is mirrored)."""
+    return tuple(sorted(r.id for r in catalog))
 
 
 def jobs_to_mirror(db: Session, recipes: Sequence[str], *, since: float = 0.0, limit: int = 100) -> list[Job]:
