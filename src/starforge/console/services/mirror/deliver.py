@@ -36,7 +36,7 @@ def deliver(db: Database, job_id: str, settings: MlflowMirrorSettings, *, resolv
         attempt, row_attempt = job.attempts or 0, row.attempt
         if row_attempt and attempt != row_attempt:  # another attempt: its points follow in the same MLflow run
             sent = outbox.sent_before_attempt(s, job_id, sent, job.resume_step)
-        url = outbox.observability_url(job)
+        url = outbox.mirror_url(job, settings)
     target = mirror_target(url, settings, resolver=resolver)  # resolved again: the name may point elsewhere now
     if target.refused:  # the operator's allowlist changed, or the host now resolves elsewhere
         _update(db, job_id, clock(), values={"state": outbox.REFUSED, "error": target.refused})

@@ -53,10 +53,10 @@ class MirrorLoop:
     def cycle(self) -> None:
         """Record new mirrors, wake those of restarted jobs, then deliver every due one."""
         now = time.time()
-        everyone = self.settings.mirror_all
-        recipes = outbox.all_recipes(self.rt.catalog) if everyone else outbox.external_recipes(self.rt.catalog)
+        catalog = self.rt.catalog
+        recipes = outbox.all_recipes(catalog) if self.settings.mirror_all else outbox.external_recipes(catalog)
         with self.rt.db.read() as s:
-            found = [(job.id, outbox.observability_url(job) or everyone) for job in
+            found = [(job.id, outbox.mirror_url(job, self.settings)) for job in
                      outbox.jobs_to_mirror(s, recipes, since=self._since)]
         # names are resolved outside the write transaction: a slow DNS answer must not hold the store's writer
         targets = [(job_id, mirror_target(url, self.settings, resolver=self.resolver)) for job_id, url in found]

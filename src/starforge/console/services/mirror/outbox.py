@@ -16,13 +16,14 @@ from sqlalchemy import ColumnElement, and_, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ....recipes import Catalog
+from ...mirror_config import MlflowMirrorSettings
 from ...store.models import Job, MetricPoint, MlflowMirror
 from ..jobs.rows import TERMINAL
 from .mlflow_side import Point, RunIdentity
 from .targets import Target
 
 __all__ = ["MIRRORING", "all_recipes", "claim_due", "external_recipes", "identity_of", "jobs_to_mirror", "add_mirror",
-           "pending_points", "points_after", "record_failure", "sent_before_attempt", "reawaken", "release", "observability_url"]
+           "pending_points", "points_after", "record_failure", "sent_before_attempt", "reawaken", "release", "observability_url", "mirror_url"]
 
 MIRRORING, DONE, REFUSED, GAVE_UP = "mirroring", "done", "refused", "gave_up"
 
@@ -52,6 +53,11 @@ def observability_url(job: Job) -> str:
     framework = (spec.get("spec") or {}).get("framework") or {}
     url = framework.get("observability_url") if isinstance(framework, dict) else ""
     return url if isinstance(url, str) else ""
+
+
+def mirror_url(job: Job, settings: MlflowMirrorSettings) -> str:
+    """Return where `job`'s metrics go: its own observability URL, else the operator's `mlflow.mirror_all` ("")."""
+    return observability_url(job) or settings.mirror_all
 
 
 def add_mirror(db: Session, job_id: str, target: Target, now: float) -> MlflowMirror | None:
