@@ -8,7 +8,6 @@ decision taken inside one (quota, capacity) cannot race another. PostgreSQL take
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -21,6 +20,7 @@ from .fresh_schema import create_if_empty
 from .models import Leadership, Lock
 from .schema_version import is_current
 from .signals import ChangeSignal, watch_accounts
+from .write_turn import WriteTurn
 
 __all__ = ["Database"]
 
@@ -65,7 +65,8 @@ class Database:
             self._write_engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True, pool_timeout=60)
             self._read_engine = self._write_engine
         self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
-        self._write_turn: AbstractContextManager[Any] = threading.RLock() if self.is_sqlite else nullcontext()
+        self._write_turn: AbstractContextManager[Any] = (
+            WriteTurn(Path(url.split("///", 1)[1])) if self.is_sqlite else nullcontext())
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
         self.account_changes = ChangeSignal(changes)
         self._fence: Callable[[Session], None] | None = None
@@ -76,9 +77,9 @@ class Database:
     def write(self) -> Iterator[Session]:
         """Yield a session in a write transaction, committed on success and rolled back on error.
 
-        On SQLite the writers of this process queue on a lock first: SQLite has one writer at a time anyway, and a
-        thread blocked on `BEGIN IMMEDIATE` would poll with growing sleeps (its busy handler) instead of starting the
-        moment the previous writer commits."""
+        On SQLite the writers queue on a turn first (`write_turn`: this process's threads, then every process of the
+        database): SQLite has one writer at a time anyway, and a writer blocked on `BEGIN IMMEDIATE` would poll with
+        growing sleeps (its busy handler) instead of starting the moment the previous writer commits."""
         with self._write_turn, self._writer.begin() as session:
             if self._fence is not None:
                 self._fence(session)
