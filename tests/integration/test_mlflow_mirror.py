@@ -284,7 +284,8 @@ def test_a_platform_recipes_job_goes_to_the_operators_server(mirror_console: Con
 
     user = unique("mla")
     with mirror_console.client(mirror_console.token_for(user)) as api:
-        spec = spec_for(api, "tinyrl/grpo", exp="experiments/platform")  # a platform recipe: no URL of its own
+        spec = spec_for(api, "tinyrl/grpo", exp="experiments/platform",  # a platform recipe: no URL of its own
+                        hyperparams={"max_num_steps": 4})
         job = admitted(submit(api, spec, data=bundle({"experiments/platform/config.yaml": "grpo: {}\n"})))
         seen = _until(api, job, lambda s: s["mirror"] and s["mirror"]["state"] in ("done", "refused", "gave_up")
                       or s["job"]["status"] == "failed", "the mirror did not finish")

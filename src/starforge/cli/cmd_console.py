@@ -90,7 +90,7 @@ def up(
     import gc
 
     # start-up allocates hundreds of thousands of objects that live as long as the console, and the collector would
-    # scan them again and again while the modules load (~0.15 s of CPU): it runs again once they are frozen (server._run)
+    # scan them again and again while the modules load (~0.1 s of CPU): it runs again once they are frozen (server._run)
     gc.disable()
     from starforge.console.settings import CatalogSettings
     from starforge.engines.base import ExecutorError

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["MlflowMirrorSettings", "read_mlflow_mirror"]
+__all__ = ["MlflowMirrorSettings", "NamedServer", "named_server", "read_mlflow_mirror"]
 
 _KEYS = {"allow_hosts", "allow_loopback", "interval_seconds", "max_failures", "batch_points", "mirror_all"}
 _EXAMPLE = "{allow_hosts: [mlflow.lab.internal], allow_loopback: false}"
@@ -72,6 +72,35 @@ def read_mlflow_mirror(raw: Any) -> MlflowMirrorSettings:
                                 mirror_all=_mirror_all(raw.get("mirror_all", ""), allowed), **counts)
 
 
+@dataclass(frozen=True)
+class NamedServer:
+    """An MLflow server a URL names: scheme, host (lower case), port, and the URL's path."""
+
+    scheme: str
+    host: str
+    port: int
+    netloc: str
+    path: str
+
+
+def named_server(url: str, allow_hosts: tuple[str, ...]) -> tuple[NamedServer | None, str]:
+    """Return the MLflow server `url` names when it is an http(s) URL with a host, no credentials, and its host (or
+    `host:port`) is on `allow_hosts`; else None and why not. Names only: resolving the host is the caller's."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None, "the URL is not a valid URL"
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host:
+        return None, "the URL is not an http(s) URL with a host"
+    if parts.username or parts.password:
+        return None, "credentials in the URL are never used: the operator configures them"
+    if not {host, f"{host}:{port}"} & set(allow_hosts):
+        return None, f"{host} is not an MLflow server this console mirrors to (mlflow.allow_hosts)"
+    return NamedServer(parts.scheme, host, port, parts.netloc.rsplit("@", 1)[-1], parts.path), ""
+
+
 def _mirror_all(value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str):
         raise ValueError('mlflow.mirror_all: must be the URL of an MLflow tracking server, e.g. '
@@ -79,15 +108,7 @@ def _mirror_all(value: Any, allowed: tuple[str, ...]) -> str:
     url = value.strip()
     if not url:
         return ""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise ValueError(f"mlflow.mirror_all: {url!r} is not a valid URL") from None
-    host = (parts.hostname or "").lower()
-    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
-        raise ValueError(f"mlflow.mirror_all: {url!r} must be an http(s) URL with a host and no credentials "
-                         "(the client reads them from MLFLOW_TRACKING_TOKEN or _USERNAME/_PASSWORD)")
-    if not {host, f"{host}:{port}"} & set(allowed):
-        raise ValueError(f"mlflow.mirror_all: {host} is not on mlflow.allow_hosts; add it there too")
+    server, why = named_server(url, allowed)
+    if server is None:
+        raise ValueError(f"mlflow.mirror_all: {url!r}: {why}")
     return url

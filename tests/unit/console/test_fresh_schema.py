@@ -14,6 +14,7 @@ from sqlalchemy import Engine, create_engine, inspect, text
 
 from starforge.console.store import Database
 from starforge.console.store import db as store_db
+from starforge.console.store.fresh_schema import create_if_empty
 from starforge.console.store.schema_version import newest_revision
 from tests.integration.conftest import _postgres_database
 
@@ -50,24 +51,25 @@ def _schema(engine: Engine) -> dict[str, Any]:
 
 def _by_migrations(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patched:
-        patched.setattr(store_db.Database, "_create_if_empty", lambda self: False)
+        patched.setattr(store_db, "create_if_empty", lambda connection, versions: False)
         db = Database(url)
         db.migrate()
         db.dispose()
 
 
 def _from_models(url: str) -> bool:
-    db = Database(url)
+    engine = create_engine(url)
     try:
-        return db._create_if_empty()
+        with engine.begin() as connection:
+            return create_if_empty(connection, store_db._MIGRATIONS / "versions")
     finally:
-        db.dispose()
+        engine.dispose()
 
 
 def _opened_fresh(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Open an empty database as a console does, and fail if that loaded the migrations."""
     with monkeypatch.context() as patched:
-        patched.setattr(store_db.Database, "_upgrade", lambda self: pytest.fail("the migrations ran"))
+        patched.setattr(store_db.Database, "_upgrade", lambda self, connection: pytest.fail("the migrations ran"))
         db = Database(url)
         db.migrate()
         db.dispose()

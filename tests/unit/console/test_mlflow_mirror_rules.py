@@ -67,8 +67,8 @@ def test_the_configuration_block_is_read_and_checked() -> None:
 def test_mirror_all_names_a_server_on_the_allowlist() -> None:
     read = read_mlflow_mirror({"allow_hosts": ["mlflow.lab:5000"], "mirror_all": " http://mlflow.lab:5000/ "})
     assert read.mirror_all == "http://mlflow.lab:5000/" and read_mlflow_mirror({"allow_hosts": ["x"]}).mirror_all == ""
-    for bad, words in (("http://elsewhere:5000", "not on mlflow.allow_hosts"),
-                       ("ftp://mlflow.lab:5000", "http(s) URL"), ("http://me:pw@mlflow.lab:5000", "no credentials"),
+    for bad, words in (("http://elsewhere:5000", "not an MLflow server this console mirrors to"),
+                       ("ftp://mlflow.lab:5000", "http(s) URL"), ("http://me:pw@mlflow.lab:5000", "credentials"),
                        ("http://mlflow.lab:99999", "not a valid URL"), (5000, "must be the URL")):
         with pytest.raises(ValueError, match=r"mlflow\.mirror_all: .*" + re.escape(words)):
             read_mlflow_mirror({"allow_hosts": ["mlflow.lab:5000"], "mirror_all": bad})

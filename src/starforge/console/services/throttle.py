@@ -82,18 +82,11 @@ class _Keys:
     def make_room(self, idle: Callable[[list[float], float], bool], now: float) -> None:
         if self.table.count() < MAX_KEYS:
             return
-        entries = self.table.entries()
-        kept = len(entries)
-        for key, values in entries:
-            if idle(values, now):
-                self.table.drop(key)
-                kept -= 1
-        for key, _values in entries:  # still full: the oldest go
-            if kept < MAX_KEYS:
-                break
-            if self.table.get(key) is not None:
-                self.table.drop(key)
-                kept -= 1
+        entries = self.table.entries()  # oldest first
+        stale = [key for key, values in entries if idle(values, now)]
+        busy = [key for key, values in entries if not idle(values, now)]
+        for key in stale + busy[:max(0, len(busy) - MAX_KEYS + 1)]:  # idle keys first, then the oldest until room
+            self.table.drop(key)
 
 
 class RateLimiter:

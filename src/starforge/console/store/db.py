@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .fresh_schema import create_if_empty
@@ -57,16 +57,16 @@ class Database:
         (`Settings.accounts_changes`; None: changes are seen by this process only)."""
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
-        if self.is_sqlite:
-            Path(url.split("///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+        file = Path(url.split("///", 1)[1]) if self.is_sqlite else None
+        if file is not None:
+            file.parent.mkdir(parents=True, exist_ok=True)
             self._write_engine = _sqlite_engine(url, immediate=True)
             self._read_engine = _sqlite_engine(url, immediate=False)
         else:
             self._write_engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True, pool_timeout=60)
             self._read_engine = self._write_engine
         self._writer = sessionmaker(self._write_engine, expire_on_commit=False)
-        self._write_turn: AbstractContextManager[Any] = (
-            WriteTurn(Path(url.split("///", 1)[1])) if self.is_sqlite else nullcontext())
+        self._write_turn: AbstractContextManager[Any] = WriteTurn(file) if file is not None else nullcontext()
         self._reader = sessionmaker(self._read_engine, expire_on_commit=False)
         self.account_changes = ChangeSignal(changes)
         self._fence: Callable[[Session], None] | None = None
@@ -111,29 +111,35 @@ class Database:
         A database that already records the newest revision is left alone without loading Alembic (console start)."""
         with self._write_engine.connect() as connection:
             current = is_current(connection, _MIGRATIONS / "versions")
-        if not current and not self._create_if_empty():
-            self._upgrade()
+        if not current:
+            with self._migration_lock() as connection:
+                with connection.begin():
+                    created = create_if_empty(connection, _MIGRATIONS / "versions")
+                if not created:
+                    self._upgrade(connection)
         with self.write() as session:  # the rows every console database holds, whichever way its schema was made
             if session.get(Lock, "capacity") is None:
                 session.add(Lock(name="capacity"))
             if session.get(Leadership, 1) is None:
                 session.add(Leadership(id=1))
 
-    def _create_if_empty(self) -> bool:
-        """Give an empty database the newest schema without Alembic (`fresh_schema`); False: it has tables."""
+    @contextmanager
+    def _migration_lock(self) -> Iterator[Connection]:
+        """Yield a connection of the writer's, holding the migrations' advisory lock on PostgreSQL: consoles starting
+        at once on one database make its schema one after the other (the next sees the tables and upgrades)."""
         with self._write_engine.connect() as connection:
-            if not self.is_sqlite:  # two consoles starting on one empty database: one creates, the other sees it
+            if not self.is_sqlite:
                 connection.exec_driver_sql("SELECT pg_advisory_lock(727211)")
                 connection.commit()
             try:
-                with connection.begin():
-                    return create_if_empty(connection, _MIGRATIONS / "versions")
+                yield connection
             finally:
                 if not self.is_sqlite:
+                    connection.rollback()  # whatever a failed step left open, so that the unlock can run
                     connection.exec_driver_sql("SELECT pg_advisory_unlock(727211)")
                     connection.commit()
 
-    def _upgrade(self) -> None:
+    def _upgrade(self, connection: Connection) -> None:
         from alembic import command
         from alembic.config import Config
 
@@ -142,17 +148,9 @@ class Database:
         config.set_main_option("script_location", str(_MIGRATIONS))
         config.set_main_option("recursive_version_locations", "true")
         config.set_main_option("version_locations", str(_MIGRATIONS / "versions"))
-        with self._write_engine.connect() as connection:
-            if not self.is_sqlite:
-                connection.exec_driver_sql("SELECT pg_advisory_lock(727211)")
-            try:
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
-                connection.commit()
-            finally:
-                if not self.is_sqlite:
-                    connection.exec_driver_sql("SELECT pg_advisory_unlock(727211)")
-                    connection.commit()
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+        connection.commit()
 
     def dispose(self) -> None:
         """Close every pooled connection."""

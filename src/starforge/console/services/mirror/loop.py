@@ -1,6 +1,7 @@
 """The mirror's thread (`MirrorLoop`): every `mlflow.interval_seconds` it records the mirror of each new job of an
-external-observability recipe (of every recipe with `mlflow.mirror_all`, to that server when the job names none), wakes the mirrors of jobs that started again, claims the due ones and delivers them;
-ingestion and the scheduler never wait for it.
+external-observability recipe (of every job with `mlflow.mirror_all`: to that server when the job names none), wakes
+the mirrors of jobs that started again, claims the due ones and delivers them; ingestion and the scheduler never wait
+for it.
 
 Tier: use case (a background loop: its own short transactions, and `deliver` for each due mirror).
 """
@@ -53,8 +54,7 @@ class MirrorLoop:
     def cycle(self) -> None:
         """Record new mirrors, wake those of restarted jobs, then deliver every due one."""
         now = time.time()
-        catalog = self.rt.catalog
-        recipes = outbox.all_recipes(catalog) if self.settings.mirror_all else outbox.external_recipes(catalog)
+        recipes = None if self.settings.mirror_all else outbox.external_recipes(self.rt.catalog)  # None: every job
         with self.rt.db.read() as s:
             found = [(job.id, outbox.mirror_url(job, self.settings)) for job in
                      outbox.jobs_to_mirror(s, recipes, since=self._since)]

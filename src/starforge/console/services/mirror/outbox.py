@@ -22,7 +22,7 @@ from ..jobs.rows import TERMINAL
 from .mlflow_side import Point, RunIdentity
 from .targets import Target
 
-__all__ = ["MIRRORING", "all_recipes", "claim_due", "external_recipes", "identity_of", "jobs_to_mirror", "add_mirror",
+__all__ = ["MIRRORING", "claim_due", "external_recipes", "identity_of", "jobs_to_mirror", "add_mirror",
            "pending_points", "points_after", "record_failure", "sent_before_attempt", "reawaken", "release", "observability_url", "mirror_url"]
 
 MIRRORING, DONE, REFUSED, GAVE_UP = "mirroring", "done", "refused", "gave_up"
@@ -33,18 +33,16 @@ def external_recipes(catalog: Catalog) -> tuple[str, ...]:
     return tuple(sorted(r.id for r in catalog if r.observability == "external"))
 
 
-def all_recipes(catalog: Catalog) -> tuple[str, ...]:
-    """Return the ids of every recipe of the catalog (`mlflow.mirror_all`: every job is mirrored)."""
-    return tuple(sorted(r.id for r in catalog))
-
-
-def jobs_to_mirror(db: Session, recipes: Sequence[str], *, since: float = 0.0, limit: int = 100) -> list[Job]:
-    """Return jobs of `recipes` submitted at `since` or later that have no mirror row yet, oldest first."""
-    if not recipes:
+def jobs_to_mirror(db: Session, recipes: Sequence[str] | None, *, since: float = 0.0, limit: int = 100) -> list[Job]:
+    """Return jobs of `recipes` (None: of every recipe) submitted at `since` or later that have no mirror row yet,
+    oldest first."""
+    if recipes is not None and not recipes:
         return []
     known = exists().where(MlflowMirror.job_id == Job.id)
-    return list(db.scalars(select(Job).where(Job.recipe.in_(recipes), Job.submitted_at >= since, ~known)
-                           .order_by(Job.submitted_at).limit(limit)))
+    query = select(Job).where(Job.submitted_at >= since, ~known)
+    if recipes is not None:
+        query = query.where(Job.recipe.in_(recipes))
+    return list(db.scalars(query.order_by(Job.submitted_at).limit(limit)))
 
 
 def observability_url(job: Job) -> str:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from ...mirror_config import MlflowMirrorSettings
+from ...mirror_config import MlflowMirrorSettings, named_server
 from ..outbound import address_kind, ip_of
 from ..outbound import resolve as resolve_all
 
@@ -40,28 +39,18 @@ def resolve(host: str, port: int) -> list[str]:
 def mirror_target(url: str, settings: MlflowMirrorSettings, *, resolver: Resolver = resolve) -> Target:
     """Return where a job whose observability URL is `url` is mirrored: the tracking URI (scheme, host, port and
     path; an MLflow UI fragment or query dropped), or why it is refused."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return Target(refused="the observability URL is not a valid URL")
-    host = (parts.hostname or "").lower()
-    if parts.scheme not in ("http", "https") or not host:
-        return Target(refused="the observability URL is not an http(s) URL with a host")
-    if parts.username or parts.password:
-        return Target(refused="credentials in the observability URL are never used: the operator configures them")
-    named = {host, f"{host}:{port}"}
-    if not named & set(settings.allow_hosts):
-        return Target(refused=f"{host} is not an MLflow server this console mirrors to (mlflow.allow_hosts)")
-    addresses = resolver(host, port)
+    server, why = named_server(url, settings.allow_hosts)
+    if server is None:
+        return Target(refused=why)
+    host = server.host
+    addresses = resolver(host, server.port)
     if not addresses:
         return Target(refused=f"{host} does not resolve")
     for text in addresses:
         why = _refused(address_kind(ip_of(text)), settings.allow_loopback)
         if why:
             return Target(refused=f"{host} resolves to {text}, {why}")
-    path = parts.path.rstrip("/")
-    return Target(tracking_uri=f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}{path}")
+    return Target(tracking_uri=f"{server.scheme}://{server.netloc}{server.path.rstrip('/')}")
 
 
 def _refused(kind: str, allow_loopback: bool) -> str:

@@ -1,5 +1,5 @@
 """The delivery log's bound: of each hook's finished deliveries (delivered or failed) only the newest
-`notify.keep_deliveries` are kept, with their attempts; a pending delivery is the outbox and is never removed.
+`notify.keep_deliveries` are kept (their attempts go with the others, by the foreign key's cascade); a pending delivery is the outbox and is never removed.
 
 Tier: use case (one write transaction per hook over its limit; the webhook sender runs it now and then).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete, func, select
 
-from ...store.models import WebhookAttempt, WebhookDelivery
+from ...store.models import WebhookDelivery
 from ..context import Runtime
 
 __all__ = ["FINISHED", "prune_deliveries"]
@@ -31,8 +31,6 @@ def prune_deliveries(rt: Runtime) -> int:
                                .order_by(WebhookDelivery.id.desc()).offset(keep).limit(1))
             if cutoff is None:
                 continue
-            gone = select(WebhookDelivery.id).where(finished, WebhookDelivery.id <= cutoff)
-            db.execute(delete(WebhookAttempt).where(WebhookAttempt.delivery_id.in_(gone)))
             done = db.execute(delete(WebhookDelivery).where(finished, WebhookDelivery.id <= cutoff))
             removed += int(getattr(done, "rowcount", 0) or 0)
     return removed

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CYCLE_BUCKETS", "CYCLE_MODES", "SUBMISSION_BUCKETS", "SUBMISSION_OUTCOMES", "AdmissionTally", "Durations", "Observations", "TimingsView"]
+__all__ = ["CYCLE_BUCKETS", "CYCLE_MODES", "SUBMISSION_BUCKETS", "SUBMISSION_OUTCOMES", "AdmissionTally", "Durations",
+           "Observations", "TimingsView"]
 
 # upper bounds in seconds; +Inf is implicit. Submissions: p50 is a few ms, a slow commit tens to hundreds of ms.
 SUBMISSION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -152,6 +153,10 @@ class Observations:
 
     submissions: Durations = field(default_factory=lambda: Durations(SUBMISSION_BUCKETS))
     cycles: Durations = field(default_factory=lambda: Durations(CYCLE_BUCKETS))
+    cache_sizes: Callable[[], Mapping[str, int]] = _no_caches
+    scrape_lock: threading.Lock = field(default_factory=threading.Lock)
+    tally: AdmissionTally = field(default_factory=AdmissionTally)
+    registry: Any = None  # a prometheus_client CollectorRegistry, typed loosely so that this module never imports it
 
     @classmethod
     def shared_in(cls, folder: Path, *, cache_sizes: Callable[[], Mapping[str, int]] = _no_caches) -> Observations:
@@ -160,7 +165,3 @@ class Observations:
                                          folder=folder),
                    cycles=Durations(CYCLE_BUCKETS, family="cycles", labels=CYCLE_MODES, folder=folder),
                    cache_sizes=cache_sizes)
-    cache_sizes: Callable[[], Mapping[str, int]] = _no_caches
-    scrape_lock: threading.Lock = field(default_factory=threading.Lock)
-    tally: AdmissionTally = field(default_factory=AdmissionTally)
-    registry: Any = None  # a prometheus_client CollectorRegistry, typed loosely so that this module never imports it
