@@ -14,14 +14,7 @@ from starforge.console.services import throttle
 from starforge.console.services.errors import AuthRequired, TooManyRequests
 from starforge.console.services.throttle import Backoff, Limits, Rate, Throttles
 from starforge.console.services.throttle_keys import SharedKeys
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 5000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.integration.test_web_pages import Clock  # the limiters' clock a test moves
 
 
 @pytest.fixture
